@@ -1,0 +1,138 @@
+// The ISA description DSL: plain constexpr data that mirrors TAIDL construct for construct.
+//
+// An accelerator is a struct with static constexpr members (see isa/qkv.hpp):
+//   name          std::string_view
+//   buffers       std::array<act::isa::Buffer, N>          data models; one of them is HBM
+//   state         std::array<act::isa::StateRegister, M>   optional: TAIDL v1 `@s` registers
+//   instructions  std::array<act::isa::Instruction, K>
+// Attribute expressions (`n * 128`, `addr_out + n`, `n <= 128`) are strings in the sym/ syntax;
+// semantics are an HLO ENTRY block whose shapes may hold backtick expressions (u8[`n * 128`]).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string_view>
+
+#include "act/core/dtype.hpp"
+
+namespace act::isa {
+
+// A fixed-capacity list usable in constant expressions and designated initializers:
+//   .alpha = {"n"}, .beta = {"addr_in", "addr_out"}
+template <class T, std::size_t Capacity>
+struct List {
+  std::array<T, Capacity> items{};
+  std::size_t count = 0;
+
+  constexpr List() = default;
+  constexpr List(std::initializer_list<T> init) {
+    if (init.size() > Capacity) throw "act::isa::List: too many entries for its capacity";
+    for (const T& x : init) items[count++] = x;
+  }
+  constexpr std::size_t size() const { return count; }
+  constexpr bool empty() const { return count == 0; }
+  constexpr const T* begin() const { return items.data(); }
+  constexpr const T* end() const { return items.data() + count; }
+  constexpr const T& operator[](std::size_t i) const { return items[i]; }
+};
+
+inline constexpr std::size_t kMaxAttributes = 10;  // per kind (alpha or beta) per instruction
+inline constexpr std::size_t kMaxSlices = 6;        // inputs or outputs per instruction
+inline constexpr std::size_t kMaxAccessDims = 3;
+inline constexpr std::size_t kMaxUnitDims = 4;
+inline constexpr std::size_t kMaxConstraints = 8;
+inline constexpr std::size_t kMaxUpdates = 6;
+
+using Names = List<std::string_view, kMaxAttributes>;
+using DimExpressions = List<std::string_view, kMaxAccessDims>;
+
+// A data model (tensor buffer): access dims S0 addressed by instructions, each addressed unit
+// an E[S1] tensor. HBM is the byte-addressed 1-D buffer u8[size] (S0 = [size], S1 = []).
+struct Buffer {
+  std::string_view name;
+  List<std::int64_t, kMaxAccessDims> access_dims;
+  List<std::int64_t, kMaxUnitDims> unit_dims;
+  DType dtype = DType::u8;
+  bool is_hbm = false;
+};
+
+constexpr Buffer hbm(std::string_view name, std::int64_t bytes) {
+  return Buffer{name, {bytes}, {}, DType::u8, true};
+}
+
+// One data slice an instruction reads or writes: start and length per access dim of `buffer`.
+struct SliceMap {
+  std::string_view buffer;
+  DimExpressions start;
+  DimExpressions length;
+};
+
+// TAIDL v1 architectural state (Gemmini's dataflow/preload, TPUv1's weight FIFO head).
+struct StateRegister {
+  std::string_view name;
+  std::int64_t initial = 0;
+};
+
+// `state = value` run after the instruction executes; value is an expression over attributes
+// and state registers (read before any update of this instruction).
+struct StateUpdate {
+  std::string_view state;
+  std::string_view value;
+};
+
+struct Instruction {
+  std::string_view name;
+  Names alpha;  // computational attributes: fixed by phase 1 (shapes, modes)
+  Names beta;   // addressing attributes: fixed by phase 2 (addresses, register numbers)
+  List<SliceMap, kMaxSlices> inputs;   // In1, In2, ... = parameter(0), parameter(1), ...
+  List<SliceMap, kMaxSlices> outputs;  // written from Out0, Out1, ... (Out0 is the ROOT)
+  List<std::string_view, kMaxConstraints> constraints;  // validity: all must hold
+  List<StateUpdate, kMaxUpdates> updates;
+  std::string_view semantics;  // `ENTRY name { ... }`
+  std::string_view cost = "1"; // expression over alpha, for the default cost model
+};
+
+// A non-owning, type-erased view of an accelerator description, for code that works on any ISA
+// chosen at run time (the simulator, the CLI).
+struct IsaView {
+  std::string_view name;
+  std::span<const Buffer> buffers;
+  std::span<const StateRegister> state;
+  std::span<const Instruction> instructions;
+
+  constexpr const Instruction* find_instruction(std::string_view n) const {
+    for (const auto& i : instructions)
+      if (i.name == n) return &i;
+    return nullptr;
+  }
+  constexpr const Buffer* find_buffer(std::string_view n) const {
+    for (const auto& b : buffers)
+      if (b.name == n) return &b;
+    return nullptr;
+  }
+  constexpr int buffer_index(std::string_view n) const {
+    for (std::size_t i = 0; i < buffers.size(); ++i)
+      if (buffers[i].name == n) return static_cast<int>(i);
+    return -1;
+  }
+  constexpr const Buffer& hbm() const {
+    for (const auto& b : buffers)
+      if (b.is_hbm) return b;
+    return buffers[0];
+  }
+};
+
+template <class Isa>
+concept HasState = requires { Isa::state; };
+
+template <class Isa>
+constexpr IsaView view() {
+  IsaView v{Isa::name, std::span<const Buffer>(Isa::buffers), {}, std::span<const Instruction>(Isa::instructions)};
+  if constexpr (HasState<Isa>) v.state = std::span<const StateRegister>(Isa::state);
+  return v;
+}
+
+}  // namespace act::isa
