@@ -1,0 +1,23 @@
+# cmake -P script: install act, then build and test examples/custom_accelerator against it.
+function(run step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${step} failed (${result}):\n${out}\n${err}")
+  endif()
+  message(STATUS "${step}: ok")
+endfunction()
+
+file(REMOVE_RECURSE ${SCRATCH_DIR})
+set(prefix ${SCRATCH_DIR}/prefix)
+run("install act" ${CMAKE_COMMAND} --install ${ACT_BUILD_DIR} --prefix ${prefix})
+if(NOT EXISTS ${prefix}/lib/cmake/act/actConfig.cmake)
+  message(FATAL_ERROR "install did not produce lib/cmake/act/actConfig.cmake")
+endif()
+set(launcher "")
+if(COMPILER_LAUNCHER)
+  set(launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${COMPILER_LAUNCHER})
+endif()
+run("configure the example" ${CMAKE_COMMAND} -S ${ACT_EXAMPLE_DIR} -B ${SCRATCH_DIR}/build
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} ${launcher})
+run("build the example" ${CMAKE_COMMAND} --build ${SCRATCH_DIR}/build -j2)
+run("test the example" ${CMAKE_CTEST_COMMAND} --test-dir ${SCRATCH_DIR}/build --output-on-failure)
