@@ -58,6 +58,9 @@ struct Instruction {
   std::optional<ComparisonDirection> comparison_direction;  // compare `direction=`
   std::string comparison_type;                 // compare `type=` as written, empty if absent
   std::optional<Literal> literal;              // constant
+  // constant(...) contents verbatim when `literal` cannot hold them (complex, f8, sub-byte and
+  // tuple constants, huge arrays); empty otherwise.
+  std::string literal_text;
   std::vector<int> called_computations;        // to_apply / calls / condition+body ... (module indices)
   std::vector<std::string> called_computation_attributes;  // the attribute name of each, same order
   std::vector<RawAttribute> raw_attributes;    // everything else except metadata, in text order

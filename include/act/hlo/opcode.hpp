@@ -138,6 +138,7 @@ enum class Opcode : std::uint8_t {
   Tan,
   Tanh,
   Topk,
+  Transpose,
   TriangularSolve,
   Tuple,
   While,
@@ -150,7 +151,7 @@ struct OpcodeInfo {
   int arity;
 };
 
-inline constexpr std::array<OpcodeInfo, 132> kOpcodes{{
+inline constexpr std::array<OpcodeInfo, 133> kOpcodes{{
     {Opcode::Abs, "abs", 1},
     {Opcode::Acos, "acos", 1},
     {Opcode::Acosh, "acosh", 1},
@@ -279,6 +280,7 @@ inline constexpr std::array<OpcodeInfo, 132> kOpcodes{{
     {Opcode::Tan, "tan", 1},
     {Opcode::Tanh, "tanh", 1},
     {Opcode::Topk, "topk", 1},
+    {Opcode::Transpose, "transpose", 1},
     {Opcode::TriangularSolve, "triangular-solve", 2},
     {Opcode::Tuple, "tuple", -1},
     {Opcode::While, "while", 1},

@@ -85,13 +85,13 @@ struct StateUpdate {
 
 struct Instruction {
   std::string_view name;
-  Names alpha;  // computational attributes: fixed by phase 1 (shapes, modes)
-  Names beta;   // addressing attributes: fixed by phase 2 (addresses, register numbers)
-  List<SliceMap, kMaxSlices> inputs;   // In1, In2, ... = parameter(0), parameter(1), ...
-  List<SliceMap, kMaxSlices> outputs;  // written from Out0, Out1, ... (Out0 is the ROOT)
-  List<std::string_view, kMaxConstraints> constraints;  // validity: all must hold
-  List<StateUpdate, kMaxUpdates> updates;
-  std::string_view semantics;  // `ENTRY name { ... }`
+  Names alpha{};  // computational attributes: fixed by phase 1 (shapes, modes)
+  Names beta{};   // addressing attributes: fixed by phase 2 (addresses, register numbers)
+  List<SliceMap, kMaxSlices> inputs{};   // In1, In2, ... = parameter(0), parameter(1), ...
+  List<SliceMap, kMaxSlices> outputs{};  // written from Out0, Out1, ... (Out0 is the ROOT)
+  List<std::string_view, kMaxConstraints> constraints{};  // validity: all must hold
+  List<StateUpdate, kMaxUpdates> updates{};
+  std::string_view semantics{};  // `ENTRY name { ... }`
   std::string_view cost = "1"; // expression over alpha, for the default cost model
 };
 

@@ -1,0 +1,251 @@
+// The `act` command. Subcommands live in one table (kCommands); adding one is a function
+// `int run_xxx(Args&)` plus a row.
+//
+// Exit codes (DESIGN.md): 0 ok, 1 no code / verification failed, 2 bad input (any act::Error
+// from parsing, an unknown ISA, a missing file, bad arguments). No exception escapes main.
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "act/core/error.hpp"
+#include "act/hlo/parser.hpp"
+#include "act/hlo/printer.hpp"
+#include "act/isa/registry.hpp"
+#include "act/sim/assembly.hpp"
+#include "act/sim/verify.hpp"
+
+#ifndef ACT_VERSION
+#define ACT_VERSION "0.1.0"
+#endif
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitBadInput = 2;
+
+// A bad command line: reported with the command's usage, exit 2.
+struct UsageError {
+  std::string message;
+};
+
+// An act::Error from reading a file, already formatted as "FILE:line:column: kind: message".
+struct FileError {
+  std::string message;
+};
+
+// The arguments after the subcommand name: options (`--name value` or `--flag`) and positionals.
+class Args {
+ public:
+  explicit Args(std::vector<std::string_view> args) : args_(std::move(args)), used_(args_.size(), false) {}
+
+  bool flag(std::string_view name) {
+    for (std::size_t i = 0; i < args_.size(); ++i)
+      if (!used_[i] && args_[i] == name) return used_[i] = true;
+    return false;
+  }
+  std::optional<std::string_view> option(std::string_view name) {
+    for (std::size_t i = 0; i < args_.size(); ++i) {
+      if (used_[i]) continue;
+      if (args_[i] == name) {
+        if (i + 1 >= args_.size()) throw UsageError{fmt::format("{} needs a value", name)};
+        used_[i] = used_[i + 1] = true;
+        return args_[i + 1];
+      }
+      if (args_[i].size() > name.size() && args_[i].substr(0, name.size()) == name && args_[i][name.size()] == '=') {
+        used_[i] = true;
+        return args_[i].substr(name.size() + 1);
+      }
+    }
+    return std::nullopt;
+  }
+  std::int64_t integer_option(std::string_view name, std::int64_t fallback, std::int64_t min) {
+    const auto text = option(name);
+    if (!text) return fallback;
+    std::int64_t value = 0;
+    const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (ec != std::errc() || ptr != text->data() + text->size() || value < min)
+      throw UsageError{fmt::format("{} needs an integer >= {}, got '{}'", name, min, *text)};
+    return value;
+  }
+  // The remaining arguments, which must be exactly `count` positionals.
+  std::vector<std::string_view> positionals(std::size_t count) {
+    std::vector<std::string_view> out;
+    for (std::size_t i = 0; i < args_.size(); ++i) {
+      if (used_[i]) continue;
+      if (args_[i].size() > 1 && args_[i][0] == '-') throw UsageError{fmt::format("unknown option '{}'", args_[i])};
+      out.push_back(args_[i]);
+    }
+    if (out.size() != count)
+      throw UsageError{fmt::format("expected {} file argument{}, got {}", count, count == 1 ? "" : "s", out.size())};
+    return out;
+  }
+
+ private:
+  std::vector<std::string_view> args_;
+  std::vector<bool> used_;
+};
+
+std::string read_file(std::string_view path) {
+  std::ifstream in{std::string(path), std::ios::binary};
+  if (!in) throw act::Error(act::ErrorKind::Io, fmt::format("cannot open '{}'", path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw act::Error(act::ErrorKind::Io, fmt::format("cannot read '{}'", path));
+  return ss.str();
+}
+
+// Runs `f`, prefixing the file name to errors located in its text ("a.hlo:3:7: parse error: ...").
+template <class F>
+auto in_file(std::string_view path, F&& f) {
+  try {
+    return f();
+  } catch (const act::Error& e) {
+    throw FileError{fmt::format("{}:{}{}", path, e.location().known() ? "" : " ", e.what())};
+  }
+}
+
+act::hlo::Module load_module(std::string_view path) {
+  const std::string text = read_file(path);
+  return in_file(path, [&] { return act::hlo::parse_module(text); });
+}
+
+// ---------------------------------------------------------------- subcommands
+
+int run_parse(Args& args) {
+  const auto files = args.positionals(1);
+  std::cout << act::hlo::print_module(load_module(files[0]));
+  return kExitOk;
+}
+
+int run_verify(Args& args) {
+  const auto isa_name = args.option("--isa");
+  if (!isa_name) throw UsageError{"--isa NAME is required"};
+  act::sim::VerifyOptions options;
+  options.trials = static_cast<int>(args.integer_option("--trials", 10, 1));
+  options.seed = static_cast<std::uint64_t>(args.integer_option("--seed", 0, 0));
+  const auto files = args.positionals(2);
+  const act::isa::IsaView isa = act::isa::find_view(*isa_name);
+  const act::hlo::Module kernel = load_module(files[0]);
+  const std::string program_text = read_file(files[1]);
+  const act::sim::Program program = in_file(files[1], [&] { return act::sim::parse_program(program_text, isa); });
+  const act::sim::VerifyResult result = act::sim::verify(kernel, isa, program, options);
+  std::cout << result.message << "\n";
+  return result.ok ? kExitOk : kExitFailed;
+}
+
+std::string buffer_description(const act::isa::Buffer& b) {
+  std::vector<std::int64_t> access(b.access_dims.begin(), b.access_dims.end());
+  std::vector<std::int64_t> unit(b.unit_dims.begin(), b.unit_dims.end());
+  if (b.is_hbm) return fmt::format("{:<8} HBM, {} bytes", b.name, access.empty() ? 0 : access[0]);
+  return fmt::format("{:<8} [{}] of {}[{}]", b.name, fmt::join(access, ","), act::name(b.dtype), fmt::join(unit, ","));
+}
+
+int run_isas(Args& args) {
+  args.positionals(0);
+  for (const std::string_view name : act::isa::isa_names()) {
+    const act::isa::IsaView isa = act::isa::find_view(name);
+    std::cout << isa.name << "\n  buffers:\n";
+    for (const auto& b : isa.buffers) std::cout << "    " << buffer_description(b) << "\n";
+    if (!isa.state.empty()) {
+      std::cout << "  state:\n";
+      for (const auto& s : isa.state) std::cout << fmt::format("    {} (initially {})\n", s.name, s.initial);
+    }
+    std::cout << "  instructions:\n";
+    for (const auto& i : isa.instructions) {
+      std::vector<std::string_view> alpha(i.alpha.begin(), i.alpha.end()), beta(i.beta.begin(), i.beta.end());
+      std::cout << fmt::format("    {}(alpha: {}; beta: {})\n", i.name, fmt::join(alpha, ", "), fmt::join(beta, ", "));
+    }
+  }
+  return kExitOk;
+}
+
+struct Command {
+  std::string_view name;
+  std::string_view usage;  // arguments after the name
+  std::string_view summary;
+  int (*run)(Args&);
+};
+
+constexpr Command kCommands[] = {
+    {"parse", "FILE.hlo", "check an HLO module and print it in XLA's text form", run_parse},
+    {"verify", "--isa NAME KERNEL.hlo PROGRAM.asm [--trials N] [--seed S]",
+     "run the program in the simulator on random inputs and compare with the kernel", run_verify},
+    {"isas", "", "list the accelerators act knows, with their buffers and instructions", run_isas},
+};
+
+void print_help(std::ostream& out) {
+  out << "act " << ACT_VERSION << " - compiler backends for tensor accelerators from ISA descriptions\n\n"
+      << "usage: act COMMAND [ARGS...]\n\ncommands:\n";
+  for (const auto& c : kCommands) out << fmt::format("  act {} {}\n      {}\n", c.name, c.usage, c.summary);
+  out << "\n  act --help | --version\n\n"
+      << "exit codes: 0 ok, 1 verification failed (or no code), 2 bad input\n";
+}
+
+int run(std::span<char*> argv) {
+  if (argv.size() < 2) {
+    print_help(std::cerr);
+    return kExitBadInput;
+  }
+  const std::string_view name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_help(std::cout);
+    return kExitOk;
+  }
+  if (name == "--version") {
+    std::cout << "act " << ACT_VERSION << "\n";
+    return kExitOk;
+  }
+  const Command* command = nullptr;
+  for (const auto& c : kCommands)
+    if (c.name == name) command = &c;
+  if (!command) {
+    std::cerr << fmt::format("act: unknown command '{}'\n\n", name);
+    print_help(std::cerr);
+    return kExitBadInput;
+  }
+  std::vector<std::string_view> rest(argv.begin() + 2, argv.end());
+  for (auto a : rest)
+    if (a == "--help" || a == "-h") {
+      std::cout << fmt::format("usage: act {} {}\n  {}\n", command->name, command->usage, command->summary);
+      return kExitOk;
+    }
+  Args args(std::move(rest));
+  try {
+    return command->run(args);
+  } catch (const UsageError& e) {
+    std::cerr << fmt::format("act {}: {}\nusage: act {} {}\n", command->name, e.message, command->name, command->usage);
+    return kExitBadInput;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(std::span<char*>(argv, static_cast<std::size_t>(argc)));
+  } catch (const FileError& e) {
+    std::cerr << "act: " << e.message << "\n";
+    return kExitBadInput;
+  } catch (const act::Error& e) {
+    std::cerr << "act: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "act: error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (...) {
+    std::cerr << "act: unknown error\n";
+    return kExitBadInput;
+  }
+}

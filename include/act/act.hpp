@@ -1,0 +1,25 @@
+// act — everything a user needs: #include <act/act.hpp>
+// (the e-graph engine, phase 1 and phase 2 join this list as they land)
+#pragma once
+
+#include "act/core/dtype.hpp"
+#include "act/core/error.hpp"
+#include "act/core/float16.hpp"
+#include "act/core/layout.hpp"
+#include "act/core/literal.hpp"
+#include "act/core/shape.hpp"
+
+#include "act/hlo/evaluate.hpp"
+#include "act/hlo/module.hpp"
+#include "act/hlo/parser.hpp"
+#include "act/hlo/printer.hpp"
+
+#include "act/sym/expr.hpp"
+
+#include "act/isa/description.hpp"
+#include "act/isa/validate.hpp"
+
+#include "act/sim/assembly.hpp"
+#include "act/sim/kernel_image.hpp"
+#include "act/sim/machine.hpp"
+#include "act/sim/verify.hpp"

@@ -1,0 +1,140 @@
+// S-expression text for patterns and ground terms, for tests and hand-written rules:
+//   (+ (* ?a 2) ?b)     ?name is a variable; any other atom is an operator
+// Operators are made by the caller's parse_op(std::string_view head, std::size_t arity), which
+// returns std::optional<Op> (nullopt: unknown operator). Malformed text gives an act::Error of
+// kind Parse with the line:column of the offending token. The primary API is PatternBuilder.
+#pragma once
+
+#include <cctype>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "act/core/error.hpp"
+#include "act/egraph/egraph.hpp"
+#include "act/egraph/pattern.hpp"
+
+namespace act::egraph {
+
+namespace detail {
+
+struct SexprToken {
+  enum class Kind { Open, Close, Atom, End };
+  Kind kind;
+  std::string_view text;
+  SourceLocation where;
+};
+
+inline std::vector<SexprToken> tokenize_sexpr(std::string_view text) {
+  std::vector<SexprToken> tokens;
+  int line = 1, column = 1;
+  std::size_t i = 0;
+  auto advance = [&] {
+    if (text[i] == '\n') ++line, column = 1;
+    else ++column;
+    ++i;
+  };
+  while (i < text.size()) {
+    char c = text[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      advance();
+      continue;
+    }
+    if (c == ';') {  // comment to end of line
+      while (i < text.size() && text[i] != '\n') advance();
+      continue;
+    }
+    SourceLocation where{line, column};
+    if (c == '(' || c == ')') {
+      tokens.push_back({c == '(' ? SexprToken::Kind::Open : SexprToken::Kind::Close, text.substr(i, 1), where});
+      advance();
+      continue;
+    }
+    std::size_t begin = i;
+    while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i])) && text[i] != '(' &&
+           text[i] != ')' && text[i] != ';')
+      advance();
+    tokens.push_back({SexprToken::Kind::Atom, text.substr(begin, i - begin), where});
+  }
+  tokens.push_back({SexprToken::Kind::End, {}, SourceLocation{line, column}});
+  return tokens;
+}
+
+template <Language L, class ParseOp>
+class SexprPatternParser {
+ public:
+  SexprPatternParser(std::string_view text, ParseOp& parse_op) : tokens_(tokenize_sexpr(text)), parse_op_(parse_op) {}
+
+  Pattern<L> parse() {
+    PatternRef root = expr(0);
+    const SexprToken& t = tokens_[pos_];
+    if (t.kind != SexprToken::Kind::End)
+      throw Error(ErrorKind::Parse, fmt::format("unexpected '{}' after the pattern", t.text), t.where);
+    return builder_.build(root);
+  }
+
+ private:
+  static constexpr int kMaxDepth = 2000;
+
+  PatternRef expr(int depth) {
+    const SexprToken& t = tokens_[pos_];
+    if (depth > kMaxDepth) throw Error(ErrorKind::Parse, "pattern nested too deeply", t.where);
+    switch (t.kind) {
+      case SexprToken::Kind::End: throw Error(ErrorKind::Parse, "unexpected end of pattern", t.where);
+      case SexprToken::Kind::Close: throw Error(ErrorKind::Parse, "unexpected ')'", t.where);
+      case SexprToken::Kind::Atom:
+        ++pos_;
+        if (t.text.front() == '?') {
+          if (t.text.size() == 1) throw Error(ErrorKind::Parse, "variable '?' needs a name", t.where);
+          return builder_.var(t.text);
+        }
+        return builder_.op(make_op(t, 0), {});
+      case SexprToken::Kind::Open: break;
+    }
+    ++pos_;
+    const SexprToken& head = tokens_[pos_];
+    if (head.kind != SexprToken::Kind::Atom || head.text.front() == '?')
+      throw Error(ErrorKind::Parse, "expected an operator after '('", head.where);
+    ++pos_;
+    std::vector<PatternRef> children;
+    while (tokens_[pos_].kind != SexprToken::Kind::Close) {
+      if (tokens_[pos_].kind == SexprToken::Kind::End)
+        throw Error(ErrorKind::Parse, "missing ')'", tokens_[pos_].where);
+      children.push_back(expr(depth + 1));
+    }
+    ++pos_;
+    return builder_.op(make_op(head, children.size()), std::span<const PatternRef>(children));
+  }
+
+  typename L::Op make_op(const SexprToken& t, std::size_t arity) {
+    std::optional<typename L::Op> op = parse_op_(t.text, arity);
+    if (!op)
+      throw Error(ErrorKind::Parse, fmt::format("unknown operator '{}' with {} operands", t.text, arity), t.where);
+    return *op;
+  }
+
+  std::vector<SexprToken> tokens_;
+  std::size_t pos_ = 0;
+  ParseOp& parse_op_;
+  PatternBuilder<L> builder_;
+};
+
+}  // namespace detail
+
+template <Language L, class ParseOp>
+Pattern<L> parse_pattern(std::string_view text, ParseOp&& parse_op) {
+  return detail::SexprPatternParser<L, std::remove_reference_t<ParseOp>>(text, parse_op).parse();
+}
+
+// Adds a ground term (no variables) to the e-graph; returns its class.
+template <Language L, class A, class ParseOp>
+Id add_term(EGraph<L, A>& g, std::string_view text, ParseOp&& parse_op) {
+  Pattern<L> p = parse_pattern<L>(text, parse_op);
+  if (p.num_slots() != 0) throw Error(ErrorKind::Parse, "a term cannot contain variables", SourceLocation{1, 1});
+  std::vector<Id> scratch;
+  return p.instantiate(g, [](Var) { return kNoId; }, scratch);
+}
+
+}  // namespace act::egraph

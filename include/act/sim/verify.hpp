@@ -1,0 +1,191 @@
+// verify(): run a program on random inputs in the simulator and compare its outputs with the
+// reference interpreter (hlo::evaluate) on the kernel.
+//
+// Inputs (deterministic from the seed): floats uniform in [-1, 1] rounded to the dtype,
+// integers uniform over their full range, pred 0/1.
+// Comparison: integers and pred exactly. Floats pass when
+//     |got - expected| <= eps * (relative_ulps * |expected| + absolute_ulps * max_abs)
+// where eps is the dtype's machine epsilon (bf16 2^-7, f16 2^-10, f32 2^-23, f64 2^-52) and
+// max_abs the largest |expected| in that output. This admits the few-ulp differences that
+// re-association (a dot split into partial sums, a reduction in another order) causes, and
+// nothing coarser. NaN matches NaN; infinities must match exactly.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "act/core/error.hpp"
+#include "act/core/literal.hpp"
+#include "act/hlo/evaluate.hpp"
+#include "act/hlo/module.hpp"
+#include "act/isa/description.hpp"
+#include "act/sim/assembly.hpp"
+#include "act/sim/kernel_image.hpp"
+#include "act/sim/machine.hpp"
+
+namespace act::sim {
+
+struct VerifyOptions {
+  int trials = 10;
+  std::uint64_t seed = 0;
+  double relative_ulps = 4;
+  double absolute_ulps = 1;  // of the output's largest magnitude
+  // HBM size; default: what the ISA declares.
+  std::optional<std::int64_t> hbm_bytes;
+};
+
+struct VerifyResult {
+  bool ok = false;
+  std::string message;  // "verification holds (N trials, seed S)" or the first mismatch
+  int trials_run = 0;   // trials that completed (the failing one included)
+};
+
+// The dtype's machine epsilon (distance from 1 to the next larger value).
+constexpr double machine_epsilon(DType t) {
+  switch (t) {
+    case DType::bf16: return 0x1p-7;
+    case DType::f16: return 0x1p-10;
+    case DType::f32: return 0x1p-23;
+    default: return 0x1p-52;
+  }
+}
+
+namespace verify_detail {
+
+// splitmix64: a tiny, portable generator, so inputs are the same on every standard library.
+struct Random {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform_minus_one_to_one() { return static_cast<double>(next() >> 11) * 0x1p-52 - 1.0; }
+};
+
+inline Literal random_literal(const Shape& shape, Random& random) {
+  Literal l(Shape(shape.dtype, shape.dims));
+  const std::int64_t n = l.element_count();
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (shape.dtype == DType::pred) l.set_bits(i, random.next() & 1u);
+    else if (is_float(shape.dtype)) l.set_float(i, random.uniform_minus_one_to_one());
+    else l.set_bits(i, random.next());  // set_bits keeps the element's width: full range
+  }
+  return l;
+}
+
+inline std::string format_index(const Shape& shape, std::int64_t linear) {
+  std::vector<std::int64_t> index(shape.dims.size());
+  for (std::size_t d = shape.dims.size(); d-- > 0;) {
+    index[d] = shape.dims[d] ? linear % shape.dims[d] : 0;
+    linear = shape.dims[d] ? linear / shape.dims[d] : 0;
+  }
+  return fmt::format("[{}]", fmt::join(index, ","));
+}
+
+inline std::string format_element(const Literal& l, std::int64_t i) {
+  if (is_float(l.dtype()))
+    return fmt::format("{} (bits 0x{:0{}x})", l.get_float(i), l.get_bits(i), byte_width(l.dtype()) * 2);
+  if (l.dtype() == DType::u64) return fmt::format("{}", l.get_bits(i));
+  return fmt::format("{}", l.get_int(i));
+}
+
+// The first element where `got` differs from `expected`, or -1.
+inline std::int64_t first_mismatch(const Literal& expected, const Literal& got, const VerifyOptions& options) {
+  const std::int64_t n = expected.element_count();
+  if (!is_float(expected.dtype())) {
+    for (std::int64_t i = 0; i < n; ++i)
+      if (expected.get_bits(i) != got.get_bits(i)) return i;
+    return -1;
+  }
+  double max_abs = 0;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (std::isfinite(expected.get_float(i))) max_abs = std::max(max_abs, std::fabs(expected.get_float(i)));
+  const double eps = machine_epsilon(expected.dtype());
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double e = expected.get_float(i), g = got.get_float(i);
+    if (std::isnan(e) || std::isnan(g)) {
+      if (std::isnan(e) != std::isnan(g)) return i;
+      continue;
+    }
+    if (std::isinf(e) || std::isinf(g)) {
+      if (e != g) return i;
+      continue;
+    }
+    if (std::fabs(g - e) > eps * (options.relative_ulps * std::fabs(e) + options.absolute_ulps * max_abs)) return i;
+  }
+  return -1;
+}
+
+}  // namespace verify_detail
+
+// Runs `program` options.trials times on random inputs and compares with hlo::evaluate(kernel).
+// A mismatch or an execution error of the program is a failed result; a kernel that cannot be
+// laid out or evaluated throws act::Error (bad input, not a verification failure).
+inline VerifyResult verify(const hlo::Module& kernel, const isa::IsaView& isa, const Program& program,
+                           const VerifyOptions& options = {}) {
+  const KernelImage image = kernel_image(kernel);
+  const hlo::Computation& entry = kernel.entry_computation();
+  MachineOptions machine_options;
+  machine_options.hbm_bytes = options.hbm_bytes;
+  Machine machine(isa, machine_options);
+  if (static_cast<std::int64_t>(machine.hbm().size()) < image.constant_pool_address)
+    throw Error(ErrorKind::Execution, fmt::format("the kernel's inputs and outputs need {} bytes of HBM; ISA {} has {}",
+                                                  image.constant_pool_address, isa.name, machine.hbm().size()));
+  VerifyResult result;
+  for (int trial = 0; trial < options.trials; ++trial) {
+    verify_detail::Random random{options.seed * 0x100000001b3ull + static_cast<std::uint64_t>(trial)};
+    std::vector<Literal> inputs;
+    for (int p : entry.parameters) inputs.push_back(verify_detail::random_literal(entry.instructions.at(static_cast<std::size_t>(p)).shape, random));
+    Literal reference = hlo::evaluate(kernel, std::span<const Literal>(inputs));
+    std::vector<Literal> expected;
+    if (reference.is_tuple()) expected = reference.elements();
+    else expected.push_back(std::move(reference));
+    if (expected.size() != image.outputs.size())
+      throw Error(ErrorKind::Internal, fmt::format("the kernel returns {} values but its image has {} outputs", expected.size(), image.outputs.size()));
+
+    machine.reset();
+    ++result.trials_run;
+    std::vector<Literal> got;
+    try {
+      write_inputs(image, inputs, machine.hbm());
+      machine.run(program);
+      got = read_outputs(image, machine.hbm());
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Execution && e.kind() != ErrorKind::Isa) throw;
+      result.message = fmt::format("the program failed in trial {} (seed {}): {}", trial, options.seed, e.what());
+      return result;
+    }
+    for (std::size_t o = 0; o < expected.size(); ++o) {
+      if (expected[o].is_tuple() || !expected[o].shape().same_type(got[o].shape()))
+        throw Error(ErrorKind::Unsupported, fmt::format("output {} of the kernel is {} but its HBM region holds {}", o,
+                                                        to_string(expected[o].shape()), to_string(got[o].shape())));
+      const std::int64_t i = verify_detail::first_mismatch(expected[o], got[o], options);
+      if (i < 0) continue;
+      const HbmRegion& r = image.outputs[o];
+      result.message = fmt::format(
+          "mismatch in output {} ('{}' {} at HBM {}) at index {}: expected {}, got {} (trial {}, seed {})", o, r.name,
+          to_string(r.shape), r.address, verify_detail::format_index(r.shape, i), verify_detail::format_element(expected[o], i),
+          verify_detail::format_element(got[o], i), trial, options.seed);
+      return result;
+    }
+  }
+  result.ok = true;
+  result.message = fmt::format("verification holds ({} trials, seed {})", options.trials, options.seed);
+  return result;
+}
+
+inline VerifyResult verify(const hlo::Module& kernel, const isa::IsaView& isa, const Program& program, int trials,
+                           std::uint64_t seed) {
+  VerifyOptions options;
+  options.trials = trials;
+  options.seed = seed;
+  return verify(kernel, isa, program, options);
+}
+
+}  // namespace act::sim

@@ -1,0 +1,10 @@
+# The paper's QKV program with both gemms' operands swapped (K^T x Q, V x P): must fail.
+load_rm(n = 64, addr_in = 0, addr_out = 0)
+load_cm(n = 64, addr_in = 8192, addr_out = 64)
+gemm(addr_1 = 64, addr_2 = 0, addr_out = 0)
+softmax(n = 64, addr = 0)
+mov(n = 64, addr_in = 0, addr_out = 0)
+load_rm(n = 64, addr_in = 16384, addr_out = 64)
+gemm(addr_1 = 64, addr_2 = 0, addr_out = 0)
+mov(n = 64, addr_in = 0, addr_out = 0)
+store_rm(n = 64, addr_in = 0, addr_out = 24576)
