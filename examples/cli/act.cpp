@@ -164,8 +164,10 @@ int run_isas(Args& args) {
     }
     std::cout << "  instructions:\n";
     for (const auto& i : isa.instructions) {
-      std::vector<std::string_view> alpha(i.alpha.begin(), i.alpha.end()), beta(i.beta.begin(), i.beta.end());
-      std::cout << fmt::format("    {}(alpha: {}; beta: {})\n", i.name, fmt::join(alpha, ", "), fmt::join(beta, ", "));
+      const auto names = [](const act::isa::Names& list) {
+        return list.empty() ? std::string("none") : fmt::format("{}", fmt::join(list.begin(), list.end(), ", "));
+      };
+      std::cout << fmt::format("    {}(alpha: {}; beta: {})\n", i.name, names(i.alpha), names(i.beta));
     }
   }
   return kExitOk;

@@ -1,0 +1,58 @@
+// A small ISA shared by the compile-fail cases. Each case defines one of the macros below to
+// break exactly one thing, then includes this header; valid.cpp defines none.
+#pragma once
+
+#include "act/isa/validate.hpp"
+
+#ifndef TINY_LOAD_LENGTH
+#define TINY_LOAD_LENGTH "n * 32"  // bytes load_rm reads
+#endif
+#ifndef TINY_LOAD_RESHAPE
+#define TINY_LOAD_RESHAPE "u8[`n`, 8, 4]"  // must hold n * 32 bytes
+#endif
+#ifndef TINY_MOV_RESULT
+#define TINY_MOV_RESULT "s32[`n`, 8] copy(%In1)"
+#endif
+#ifndef TINY_STORE_BUFFER
+#define TINY_STORE_BUFFER "d0"
+#endif
+
+namespace {
+using namespace act::isa;
+
+struct Tiny {
+  static constexpr std::string_view name = "tiny";
+  static constexpr std::array buffers{
+      hbm("d0", 4096),
+      Buffer{.name = "d1", .access_dims = {16}, .unit_dims = {8}, .dtype = act::DType::s32},
+  };
+  static constexpr std::array instructions{
+      Instruction{.name = "load_rm", .alpha = {"n"}, .beta = {"addr_in", "addr_out"},
+                  .inputs = {{"d0", {"addr_in"}, {TINY_LOAD_LENGTH}}},
+                  .outputs = {{"d1", {"addr_out"}, {"n"}}},
+                  .constraints = {"n >= 1", "n <= 16"},
+                  .semantics = "ENTRY load_rm {\n"
+                               "  %In1 = u8[`n * 32`] parameter(0)\n"
+                               "  %a = " TINY_LOAD_RESHAPE " reshape(%In1)\n"
+                               "  ROOT %Out0 = s32[`n`, 8] bitcast-convert(%a)\n"
+                               "}"},
+      Instruction{.name = "mov", .alpha = {"n"}, .beta = {"addr_in", "addr_out"},
+                  .inputs = {{"d1", {"addr_in"}, {"n"}}},
+                  .outputs = {{"d1", {"addr_out"}, {"n"}}},
+                  .semantics = "ENTRY mov {\n"
+                               "  %In1 = s32[`n`, 8] parameter(0)\n"
+                               "  ROOT %Out0 = " TINY_MOV_RESULT "\n"
+                               "}"},
+      Instruction{.name = "store_rm", .alpha = {"n"}, .beta = {"addr_in", "addr_out"},
+                  .inputs = {{"d1", {"addr_in"}, {"n"}}},
+                  .outputs = {{TINY_STORE_BUFFER, {"addr_out"}, {"n * 32"}}},
+                  .semantics = R"(ENTRY store_rm {
+  %In1 = s32[`n`, 8] parameter(0)
+  %a = u8[`n`, 8, 4] bitcast-convert(%In1)
+  ROOT %Out0 = u8[`n * 32`] reshape(%a)
+})"},
+  };
+};
+}  // namespace
+
+ACT_VALIDATE_ISA(Tiny);
