@@ -9,9 +9,9 @@ jobs="$(nproc)"
 ctest --test-dir "$here/build" --output-on-failure -j"$jobs"
 
 if [ "${ACT_SKIP_SANITIZERS:-0}" != "1" ]; then
-  sanitized=(hlo_parser sim sym_isa act_cli)
+  sanitized=(hlo_parser sim sym_isa egraph act_cli)
   cmake -S "$here" -B "$here/build-sanitize" -DACT_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build "$here/build-sanitize" -j"$jobs" --target "${sanitized[@]}"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$here/build-sanitize" --output-on-failure -j"$jobs" -R '^(hlo_parser|sim|sym_isa|cli\..*)$'
+    ctest --test-dir "$here/build-sanitize" --output-on-failure -j"$jobs" -R "^(hlo_parser|sim|sym_isa|egraph|cli\\..*)$"
 fi

@@ -64,15 +64,16 @@ class EGraph {
       check_id(c);
       c = union_find_.find_and_compress(c);
     }
-    std::uint32_t hash = hash_node(op, scratch_);
-    Id existing = table_.find(hash, [&](Id n) { return same_contents(n, op, scratch_); });
-    if (existing != kNoId) return union_find_.find_and_compress(existing);
-
     std::uint32_t discriminant = L::discriminant(op);
     if (discriminant >= kMaxDiscriminant)
       throw Error(ErrorKind::Internal, "e-graph: operator discriminant out of range");
     Id id = static_cast<Id>(nodes_.size());
     if (id == kNoId) throw Error(ErrorKind::Internal, "e-graph: out of node ids");
+    std::uint32_t hash = hash_node(op, scratch_);
+    // One probe: either finds the equal node or claims the slot for `id` (built just below,
+    // before anything can look at the table again).
+    Id existing = table_.find_or_insert(hash, id, [&](Id n) { return same_contents(n, op, scratch_); });
+    if (existing != kNoId) return union_find_.find_and_compress(existing);
     NodeRecord record{op, static_cast<std::uint32_t>(child_ids_.size()),
                       static_cast<std::uint32_t>(scratch_.size()), discriminant};
     child_ids_.insert(child_ids_.end(), scratch_.begin(), scratch_.end());
@@ -84,7 +85,6 @@ class EGraph {
       std::vector<Id>& parents = classes_[c].parents;
       if (parents.empty() || parents.back() != id) parents.push_back(id);  // f(x, x) once
     }
-    table_.insert(hash, id);
 
     Data data = analysis_.make(std::as_const(*this), node(id));
     classes_.push_back(Class{{id}, {}, std::move(data)});
@@ -300,10 +300,13 @@ class EGraph {
   }
 
   void tidy_classes() {
-    for (Id& t : touched_) t = union_find_.find_and_compress(t);
-    std::sort(touched_.begin(), touched_.end());
-    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-    for (Id cls : touched_) {
+    // Each touched class once; a stamp per id avoids sorting the (possibly long) touched list.
+    ++tidy_epoch_;
+    tidy_stamp_.resize(nodes_.size(), 0);
+    for (Id t : touched_) {
+      Id cls = union_find_.find_and_compress(t);
+      if (tidy_stamp_[cls] == tidy_epoch_) continue;
+      tidy_stamp_[cls] = tidy_epoch_;
       Class& c = classes_[cls];
       std::erase_if(c.nodes, [&](Id n) { return !live_[n]; });
       std::sort(c.nodes.begin(), c.nodes.end());
@@ -340,6 +343,8 @@ class EGraph {
   std::vector<Id> pending_;                  // nodes whose children may be stale
   std::vector<Id> analysis_pending_;         // nodes whose class data may need refreshing
   std::vector<Id> touched_;                  // classes whose node/parent lists need tidying
+  std::vector<std::uint32_t> tidy_stamp_;    // per id: the rebuild that last tidied it
+  std::uint32_t tidy_epoch_ = 0;
   std::vector<Id> scratch_;
   std::size_t num_classes_ = 0;
   std::size_t num_unions_ = 0;

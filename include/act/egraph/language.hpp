@@ -19,7 +19,8 @@
 //   };
 //
 // `make` must read child data through `egraph.data(child)`: while rebuilding, a node's children
-// may not be canonical yet and `data` canonicalises for you.
+// may not be canonical yet and `data` canonicalises for you. Analysis hooks must not throw (the
+// e-graph would be left half-updated).
 #pragma once
 
 #include <concepts>

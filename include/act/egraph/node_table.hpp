@@ -33,6 +33,21 @@ class NodeTable {
     }
   }
 
+  // Looks `hash`/`same` up; when absent, inserts `id` in the same probe and returns kNoId.
+  template <class Same>
+  Id find_or_insert(std::uint32_t hash, Id id, Same&& same) {
+    if ((size_ + 1) * 4 > slots_.size() * 3) resize(slots_.empty() ? 16 : slots_.size() * 2);
+    std::size_t i = hash & mask_;
+    for (;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (s.id == kNoId) break;
+      if (s.hash == hash && same(s.id)) return s.id;
+    }
+    slots_[i] = Slot{hash, id};
+    ++size_;
+    return kNoId;
+  }
+
   // Adds `id` (the caller has checked that no equal node is present).
   void insert(std::uint32_t hash, Id id) {
     if ((size_ + 1) * 4 > slots_.size() * 3) resize(slots_.empty() ? 16 : slots_.size() * 2);

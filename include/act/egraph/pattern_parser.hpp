@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "act/core/error.hpp"
@@ -65,7 +66,8 @@ inline std::vector<SexprToken> tokenize_sexpr(std::string_view text) {
 template <Language L, class ParseOp>
 class SexprPatternParser {
  public:
-  SexprPatternParser(std::string_view text, ParseOp& parse_op) : tokens_(tokenize_sexpr(text)), parse_op_(parse_op) {}
+  SexprPatternParser(std::string_view text, ParseOp& parse_op, bool allow_variables)
+      : tokens_(tokenize_sexpr(text)), parse_op_(parse_op), allow_variables_(allow_variables) {}
 
   Pattern<L> parse() {
     PatternRef root = expr(0);
@@ -87,10 +89,11 @@ class SexprPatternParser {
       case SexprToken::Kind::Atom:
         ++pos_;
         if (t.text.front() == '?') {
+          if (!allow_variables_) throw Error(ErrorKind::Parse, "a term cannot contain variables", t.where);
           if (t.text.size() == 1) throw Error(ErrorKind::Parse, "variable '?' needs a name", t.where);
           return builder_.var(t.text);
         }
-        return builder_.op(make_op(t, 0), {});
+        return builder_.op(make_op(t, 0), std::span<const PatternRef>());
       case SexprToken::Kind::Open: break;
     }
     ++pos_;
@@ -118,6 +121,7 @@ class SexprPatternParser {
   std::vector<SexprToken> tokens_;
   std::size_t pos_ = 0;
   ParseOp& parse_op_;
+  bool allow_variables_;
   PatternBuilder<L> builder_;
 };
 
@@ -125,14 +129,13 @@ class SexprPatternParser {
 
 template <Language L, class ParseOp>
 Pattern<L> parse_pattern(std::string_view text, ParseOp&& parse_op) {
-  return detail::SexprPatternParser<L, std::remove_reference_t<ParseOp>>(text, parse_op).parse();
+  return detail::SexprPatternParser<L, std::remove_reference_t<ParseOp>>(text, parse_op, true).parse();
 }
 
 // Adds a ground term (no variables) to the e-graph; returns its class.
 template <Language L, class A, class ParseOp>
 Id add_term(EGraph<L, A>& g, std::string_view text, ParseOp&& parse_op) {
-  Pattern<L> p = parse_pattern<L>(text, parse_op);
-  if (p.num_slots() != 0) throw Error(ErrorKind::Parse, "a term cannot contain variables", SourceLocation{1, 1});
+  Pattern<L> p = detail::SexprPatternParser<L, std::remove_reference_t<ParseOp>>(text, parse_op, false).parse();
   std::vector<Id> scratch;
   return p.instantiate(g, [](Var) { return kNoId; }, scratch);
 }

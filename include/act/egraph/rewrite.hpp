@@ -125,10 +125,13 @@ class Rewrite {
     return out.size();
   }
 
-  // Applies every match; returns how many changed the e-graph. Leaves it dirty.
-  std::size_t apply(Graph& g, const MatchList& matches) const {
+  // Applies the matches in order, stopping early once the e-graph holds more than node_limit
+  // nodes; returns how many changed the e-graph. Leaves it dirty.
+  std::size_t apply(Graph& g, const MatchList& matches,
+                    std::size_t node_limit = std::numeric_limits<std::size_t>::max()) const {
     std::size_t changed = 0;
-    for (std::size_t i = 0; i < matches.size(); ++i) changed += apply_one(g, matches.eclass(i), matches.subst(i));
+    for (std::size_t i = 0; i < matches.size() && g.num_nodes() <= node_limit; ++i)
+      changed += apply_one(g, matches.eclass(i), matches.subst(i));
     return changed;
   }
 

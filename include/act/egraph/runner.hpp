@@ -39,7 +39,7 @@ constexpr std::string_view to_string(StopReason r) {
 
 struct RunnerOptions {
   std::size_t iteration_limit = 30;
-  std::size_t node_limit = 10'000;              // live e-nodes
+  std::size_t node_limit = 10'000;              // live e-nodes; checked after every application
   std::chrono::duration<double> time_limit{5.0};
   bool backoff = true;                          // false: every rule applies every match
   std::size_t match_limit = 1'000;              // backoff: initial per-rule matches per iteration
@@ -120,6 +120,7 @@ class Runner {
       if (g.num_nodes() > options_.node_limit) return finish(report, StopReason::NodeLimit, elapsed());
       if (elapsed() >= options_.time_limit) return finish(report, StopReason::TimeLimit, elapsed());
 
+      g.rebuild();  // a no-op unless the hook changed the e-graph
       IterationReport it;
       it.index = iter;
       it.rules.resize(rules.size());
@@ -153,7 +154,7 @@ class Runner {
       bool node_limit_hit = false;
       bool time_limit_hit = false;
       for (std::size_t r = 0; r < rules.size(); ++r) {
-        it.rules[r].applied = rules[r].apply(g, matches_[r]);
+        it.rules[r].applied = rules[r].apply(g, matches_[r], options_.node_limit);
         node_limit_hit = g.num_nodes() > options_.node_limit;
         time_limit_hit = elapsed() >= options_.time_limit;
         if (node_limit_hit || time_limit_hit) break;
