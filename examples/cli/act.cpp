@@ -22,6 +22,7 @@
 #include "act/hlo/parser.hpp"
 #include "act/hlo/printer.hpp"
 #include "act/isa/registry.hpp"
+#include "act/select/rule_set.hpp"
 #include "act/sim/assembly.hpp"
 #include "act/sim/verify.hpp"
 
@@ -173,6 +174,14 @@ int run_isas(Args& args) {
   return kExitOk;
 }
 
+int run_rules(Args& args) {
+  const auto isa_name = args.option("--isa");
+  if (!isa_name) throw UsageError{"--isa NAME is required"};
+  args.positionals(0);
+  std::cout << act::select::describe_rules(act::isa::find_view(*isa_name));
+  return kExitOk;
+}
+
 struct Command {
   std::string_view name;
   std::string_view usage;  // arguments after the name
@@ -185,6 +194,8 @@ constexpr Command kCommands[] = {
     {"verify", "--isa NAME KERNEL.hlo PROGRAM.asm [--trials N] [--seed S]",
      "run the program in the simulator on random inputs and compare with the kernel", run_verify},
     {"isas", "", "list the accelerators act knows, with their buffers and instructions", run_isas},
+    {"rules", "--isa NAME", "print the rewrite rules phase 1 uses for the ISA (generated IR->ISA, identity, kept axioms)",
+     run_rules},
 };
 
 void print_help(std::ostream& out) {

@@ -1,0 +1,371 @@
+// Slicing, concatenation, padding, reverse and broadcast axioms: the rules that let a tensor be
+// cut into instruction-sized tiles and glued back (rewrites.md §8–9, TensorRight slice/concat).
+#pragma once
+
+#include <vector>
+
+#include "act/select/axioms_support.hpp"
+
+namespace act::select::axiom_detail {
+
+// The concat nodes of a class: (node id) in ascending order.
+inline std::vector<Id> operator_nodes(const TensorGraph& g, Id cls, hlo::Opcode code) {
+  std::vector<Id> r;
+  for (Id n : g.eclass(cls).nodes) {
+    const TensorOp& op = g.node(n).op;
+    if (op.kind == NodeKind::Operator && op.opcode == code) r.push_back(n);
+  }
+  return r;
+}
+
+// slice(concat<d>(x1..xn)) when the range along d falls inside one operand: (operand, offset).
+struct ConcatHit {
+  Id operand = egraph::kNoId;
+  std::int64_t offset = 0;
+};
+inline std::optional<ConcatHit> slice_inside_concat_operand(const TensorGraph& g, const SelectionContext& ctx, Id concat_node,
+                                                            const std::vector<hlo::SliceRange>& ranges) {
+  const auto view = g.node(concat_node);
+  const auto d = static_cast<std::size_t>(ctx.attributes_of(view.op).dimensions.at(0));
+  const hlo::SliceRange r = canonical(ranges[d]);
+  if (range_count(r) == 0) return std::nullopt;
+  std::int64_t offset = 0;
+  for (Id child : view.children) {
+    const std::int64_t n = g.data(child).type.dims[d];
+    if (r.start >= offset && r.limit <= offset + n) return ConcatHit{g.find(child), offset};
+    offset += n;
+  }
+  return std::nullopt;
+}
+
+inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
+  using hlo::Opcode;
+  const auto info = [](std::string name, AxiomFamily family, std::vector<Opcode> lhs, std::vector<Opcode> rhs,
+                       std::string source) {
+    return AxiomInfo{name, family, name, std::move(lhs), std::move(rhs), false, std::move(source)};
+  };
+  const auto stacked = [](Opcode outer, Opcode inner) {
+    TensorPatternBuilder b;
+    auto x = b.var("?x");
+    auto i = b.op(op_is(inner), {x}, "inner");
+    return b.build(b.op(op_is(outer), {i}, "outer"));
+  };
+  const auto single = [](Opcode code) {
+    TensorPatternBuilder b;
+    return b.build(b.op(op_is(code), {b.var("?x")}, "outer"));
+  };
+  const auto S = AxiomFamily::Slicing;
+
+  // rewrites.md SL-5 (TensorRight slice/rule07), generalised to strides: slice(slice(x)) → slice(x).
+  out.push_back(make_axiom(ctx, info("slice-of-slice", S, {Opcode::Slice}, {Opcode::Slice}, "rewrites.md SL-5"),
+                           stacked(Opcode::Slice, Opcode::Slice), {},
+                           [](const View& v, Build& b) -> std::optional<Id> {
+                             const auto& in = v.attr("inner").slice;
+                             const auto& o = v.attr("outer").slice;
+                             std::vector<hlo::SliceRange> r;
+                             for (std::size_t d = 0; d < in.size(); ++d) {
+                               const auto n = range_count(o[d]);
+                               const auto start = in[d].start + o[d].start * in[d].stride;
+                               const auto stride = in[d].stride * o[d].stride;
+                               r.push_back({start, n == 0 ? start : start + (n - 1) * stride + 1, stride});
+                             }
+                             return b.slice(v.cls("?x"), r);
+                           }));
+  // rewrites.md SL-1 (TensorRight slice/rule01): a slice covering x → x.
+  out.push_back(make_axiom(
+      ctx, info("slice-full-range", S, {Opcode::Slice}, {}, "rewrites.md SL-1"), single(Opcode::Slice),
+      [](const View& v) { return covers(v.attr("outer").slice, v.type("?x").dims); },
+      [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
+  // rewrites.md SL-10/SL-11 (TensorRight slice/rule08, 10, 11): a slice inside one operand of a
+  // concatenate along the sliced dim → a slice of that operand (or the operand itself).
+  out.push_back(make_axiom(
+      ctx, info("slice-of-concat", S, {Opcode::Slice, Opcode::Concatenate}, {Opcode::Slice}, "rewrites.md SL-10, SL-11"),
+      single(Opcode::Slice),
+      [](const View& v) {
+        for (Id n : operator_nodes(v.g, v.cls("?x"), Opcode::Concatenate))
+          if (slice_inside_concat_operand(v.g, v.ctx, n, v.attr("outer").slice)) return true;
+        return false;
+      },
+      [](const View& v, Build& b) -> std::optional<Id> {
+        const auto ranges = v.attr("outer").slice;
+        for (Id n : operator_nodes(v.g, v.cls("?x"), Opcode::Concatenate)) {
+          auto hit = slice_inside_concat_operand(v.g, v.ctx, n, ranges);
+          if (!hit) continue;
+          auto r = ranges;
+          const auto d = static_cast<std::size_t>(v.ctx.attributes_of(v.g.node(n).op).dimensions[0]);
+          r[d] = canonical(r[d]);
+          r[d].start -= hit->offset;
+          r[d].limit -= hit->offset;
+          return b.slice(hit->operand, r);
+        }
+        return std::nullopt;
+      }));
+  // rewrites.md SL-11 (TensorRight slice/rule12): an unstrided slice spanning operands j..k of a
+  // concatenate (a proper subset) → a slice of concat(xj..xk).
+  out.push_back(make_axiom(
+      ctx, info("slice-of-concat-narrow", S, {Opcode::Slice, Opcode::Concatenate}, {Opcode::Slice, Opcode::Concatenate},
+                "rewrites.md SL-11"),
+      single(Opcode::Slice),
+      [](const View& v) {
+        for (Id n : operator_nodes(v.g, v.cls("?x"), Opcode::Concatenate)) {
+          const auto view = v.g.node(n);
+          const auto d = static_cast<std::size_t>(v.ctx.attributes_of(view.op).dimensions[0]);
+          const auto r = canonical(v.attr("outer").slice[d]);
+          if (r.stride != 1 || range_count(r) == 0) continue;
+          std::int64_t offset = 0;
+          std::size_t first = view.children.size(), last = 0;
+          for (std::size_t k = 0; k < view.children.size(); ++k) {
+            const auto nk = v.g.data(view.children[k]).type.dims[d];
+            if (r.start < offset + nk && r.limit > offset) first = std::min(first, k), last = k;
+            offset += nk;
+          }
+          if (first < last && (first > 0 || last + 1 < view.children.size())) return true;
+        }
+        return false;
+      },
+      [](const View& v, Build& b) -> std::optional<Id> {
+        const auto ranges = v.attr("outer").slice;
+        for (Id n : operator_nodes(v.g, v.cls("?x"), Opcode::Concatenate)) {
+          const TensorOp op = v.g.node(n).op;
+          const std::vector<Id> kids(v.g.node(n).children.begin(), v.g.node(n).children.end());
+          const auto d = static_cast<std::size_t>(v.ctx.attributes_of(op).dimensions[0]);
+          const auto r = canonical(ranges[d]);
+          if (r.stride != 1 || range_count(r) == 0) continue;
+          std::int64_t offset = 0, base = 0;
+          std::vector<Id> picked;
+          for (Id k : kids) {
+            const auto nk = v.g.data(k).type.dims[d];
+            if (r.start < offset + nk && r.limit > offset) {
+              if (picked.empty()) base = offset;
+              picked.push_back(k);
+            }
+            offset += nk;
+          }
+          if (picked.size() < 2 || picked.size() == kids.size()) continue;
+          auto nr = ranges;
+          nr[d] = {r.start - base, r.limit - base, 1};
+          return b.slice(b.concat(picked, static_cast<std::int64_t>(d)), nr);
+        }
+        return std::nullopt;
+      }));
+  // rewrites.md CAT-4 (TensorRight concat/rule04): concat of adjacent slices of one x → slice.
+  {
+    TensorPatternBuilder pb;
+    auto x = pb.var("?x");
+    auto s1 = pb.op(op_is(Opcode::Slice), {x}, "a");
+    auto s2 = pb.op(op_is(Opcode::Slice), {x}, "b");
+    out.push_back(make_axiom(
+        ctx, info("concat-of-adjacent-slices", S, {Opcode::Concatenate, Opcode::Slice}, {Opcode::Slice}, "rewrites.md CAT-4"),
+        pb.build(pb.op(op_is(Opcode::Concatenate), {s1, s2}, "outer")),
+        [](const View& v) {
+          const auto d = static_cast<std::size_t>(v.attr("outer").dimensions[0]);
+          const auto& a = v.attr("a").slice;
+          const auto& c = v.attr("b").slice;
+          for (std::size_t k = 0; k < a.size(); ++k) {
+            const auto ra = canonical(a[k]), rc = canonical(c[k]);
+            if (k == d) {
+              if (ra.stride != 1 || rc.stride != 1 || ra.limit != rc.start) return false;
+            } else if (!(ra == rc)) {
+              return false;
+            }
+          }
+          return true;
+        },
+        [](const View& v, Build& b) -> std::optional<Id> {
+          const auto d = static_cast<std::size_t>(v.attr("outer").dimensions[0]);
+          std::vector<hlo::SliceRange> r;
+          for (auto x : v.attr("a").slice) r.push_back(canonical(x));
+          r[d].limit = canonical(v.attr("b").slice[d]).limit;
+          return b.slice(v.cls("?x"), r);
+        }));
+  }
+  // rewrites.md CAT-3 (TensorRight concat/rule02, rule07): flatten nested concatenates.
+  for (bool left : {true, false}) {
+    TensorPatternBuilder pb;
+    auto a = pb.var("?a"), c = pb.var("?c");
+    auto inner = pb.op(op_is(Opcode::Concatenate), {a, pb.var("?b")}, "inner");
+    auto root = left ? pb.op(op_is(Opcode::Concatenate), {inner, c}, "outer")
+                     : pb.op(op_is(Opcode::Concatenate), {c, inner}, "outer");
+    out.push_back(make_axiom(
+        ctx, info(left ? "concat-of-concat-left" : "concat-of-concat-right", S, {Opcode::Concatenate},
+                  {Opcode::Concatenate}, "rewrites.md CAT-3"),
+        pb.build(root), [](const View& v) { return v.attr("inner").dimensions == v.attr("outer").dimensions; },
+        [left](const View& v, Build& b) -> std::optional<Id> {
+          const auto d = v.attr("outer").dimensions[0];
+          return left ? b.concat({v.cls("?a"), v.cls("?b"), v.cls("?c")}, d)
+                      : b.concat({v.cls("?c"), v.cls("?a"), v.cls("?b")}, d);
+        }));
+  }
+  // rewrites.md SH-1: slice(transpose<p>(x)) → transpose<p>(slice(x)).
+  out.push_back(make_axiom(ctx, info("slice-of-transpose", S, {Opcode::Slice, Opcode::Transpose},
+                                     {Opcode::Transpose, Opcode::Slice}, "rewrites.md SH-1"),
+                           stacked(Opcode::Slice, Opcode::Transpose), {},
+                           [](const View& v, Build& b) -> std::optional<Id> {
+                             const Dims p = v.attr("inner").dimensions;
+                             const auto o = v.attr("outer").slice;
+                             std::vector<hlo::SliceRange> r(p.size());
+                             for (std::size_t i = 0; i < p.size(); ++i) r[static_cast<std::size_t>(p[i])] = o[i];
+                             return b.transpose(b.slice(v.cls("?x"), r), p);
+                           }));
+  // rewrites.md SH-1 reversed: transpose<p>(slice(x)) → slice(transpose<p>(x)).
+  out.push_back(make_axiom(ctx, info("transpose-of-slice", S, {Opcode::Transpose, Opcode::Slice},
+                                     {Opcode::Slice, Opcode::Transpose}, "rewrites.md SH-1 (reversed)"),
+                           stacked(Opcode::Transpose, Opcode::Slice), {},
+                           [](const View& v, Build& b) -> std::optional<Id> {
+                             const Dims p = v.attr("outer").dimensions;
+                             const auto in = v.attr("inner").slice;
+                             std::vector<hlo::SliceRange> r;
+                             for (auto d : p) r.push_back(in[static_cast<std::size_t>(d)]);
+                             return b.slice(b.transpose(v.cls("?x"), p), r);
+                           }));
+  // rewrites.md SL-13 generalised: slice(reshape(x)) → reshape(slice(x)) when the reshape keeps
+  // a common leading prefix of dims and the slice only cuts dims of that prefix.
+  out.push_back(make_axiom(
+      ctx, info("slice-of-reshape", S, {Opcode::Slice, Opcode::Reshape}, {Opcode::Reshape, Opcode::Slice}, "rewrites.md SL-13"),
+      stacked(Opcode::Slice, Opcode::Reshape),
+      [](const View& v) {
+        const Dims& x = v.type("?x").dims;
+        const Dims& y = v.attr("inner").shape;
+        const auto& r = v.attr("outer").slice;
+        std::size_t k = 0;
+        while (k < x.size() && k < y.size() && x[k] == y[k]) ++k;
+        for (std::size_t d = k; d < y.size(); ++d)
+          if (!(canonical(r[d]) == canonical(hlo::SliceRange{0, y[d], 1}))) return false;
+        return k > 0 && !covers(r, y);
+      },
+      [](const View& v, Build& b) -> std::optional<Id> {
+        const Dims x = v.type("?x").dims;
+        const Dims y = v.attr("inner").shape;
+        const auto r = v.attr("outer").slice;
+        const Dims result = v.root_type().dims;
+        std::size_t k = 0;
+        while (k < x.size() && k < y.size() && x[k] == y[k]) ++k;
+        auto xr = full_ranges(x);
+        for (std::size_t d = 0; d < k; ++d) xr[d] = r[d];
+        return b.reshape(b.slice(v.cls("?x"), xr), result);
+      }));
+  // rewrites.md SL-7 (TensorRight slice/rule03): slice(broadcast<D>(x)) → broadcast<D>(slice(x)).
+  out.push_back(make_axiom(ctx, info("slice-of-broadcast", S, {Opcode::Slice, Opcode::Broadcast},
+                                     {Opcode::Broadcast, Opcode::Slice}, "rewrites.md SL-7"),
+                           stacked(Opcode::Slice, Opcode::Broadcast), {},
+                           [](const View& v, Build& b) -> std::optional<Id> {
+                             const Dims D = v.attr("inner").dimensions;
+                             const auto o = v.attr("outer").slice;
+                             const Dims result = v.root_type().dims;
+                             std::vector<hlo::SliceRange> r;
+                             for (auto d : D) r.push_back(o[static_cast<std::size_t>(d)]);
+                             const Id sliced = b.slice(v.cls("?x"), r);
+                             NodeAttributes a;
+                             a.shape = result;
+                             a.dimensions = D;
+                             return b.op(Opcode::Broadcast, a, {sliced});
+                           }));
+  // rewrites.md SL-14 (TensorRight slice/rule13): slice(reverse<D>(x)) → reverse<D>(slice'(x)).
+  out.push_back(make_axiom(ctx, info("slice-of-reverse", S, {Opcode::Slice, Opcode::Reverse},
+                                     {Opcode::Reverse, Opcode::Slice}, "rewrites.md SL-14"),
+                           stacked(Opcode::Slice, Opcode::Reverse), {},
+                           [](const View& v, Build& b) -> std::optional<Id> {
+                             const Dims D = v.attr("inner").dimensions;
+                             const Dims x = v.type("?x").dims;
+                             auto r = v.attr("outer").slice;
+                             for (auto d : D) {
+                               auto& q = r[static_cast<std::size_t>(d)];
+                               const auto n = range_count(q);
+                               if (n == 0) continue;
+                               const auto last = x[static_cast<std::size_t>(d)] - 1 - q.start;
+                               q = {last - (n - 1) * q.stride, last + 1, q.stride};
+                             }
+                             NodeAttributes a;
+                             a.dimensions = D;
+                             return b.op(Opcode::Reverse, a, {b.slice(v.cls("?x"), r)});
+                           }));
+  // rewrites.md SL-3/SL-4 (TensorRight slice/rule04, rule06): a unit-stride slice of pad(x)
+  // that stays inside x (no interior padding) → slice(x) or x.
+  {
+    TensorPatternBuilder pb;
+    auto p = pb.op(op_is(Opcode::Pad), {pb.var("?x"), pb.var("?v")}, "inner");
+    out.push_back(make_axiom(
+        ctx, info("slice-of-pad", AxiomFamily::Padding, {Opcode::Slice, Opcode::Pad}, {Opcode::Slice}, "rewrites.md SL-3, SL-4"),
+        pb.build(pb.op(op_is(Opcode::Slice), {p}, "outer")),
+        [](const View& v) {
+          const auto& pad = v.attr("inner").padding;
+          const auto& r = v.attr("outer").slice;
+          const Dims& x = v.type("?x").dims;
+          for (std::size_t d = 0; d < x.size(); ++d) {
+            const auto q = canonical(r[d]);
+            if (pad[d].interior != 0 && x[d] > 1) return false;
+            if (range_count(q) > 0 && (q.start < pad[d].low || q.limit > pad[d].low + x[d])) return false;
+          }
+          return true;
+        },
+        [](const View& v, Build& b) -> std::optional<Id> {
+          const auto pad = v.attr("inner").padding;
+          auto r = v.attr("outer").slice;
+          for (std::size_t d = 0; d < r.size(); ++d) {
+            r[d] = canonical(r[d]);
+            r[d].start -= pad[d].low;
+            r[d].limit -= pad[d].low;
+          }
+          return b.slice(v.cls("?x"), r);
+        }));
+  }
+  // rewrites.md PAD-3 (TensorRight pad/rule01): pad with nothing → x.
+  {
+    TensorPatternBuilder pb;
+    out.push_back(make_axiom(
+        ctx, info("pad-identity", AxiomFamily::Padding, {Opcode::Pad}, {}, "rewrites.md PAD-3"),
+        pb.build(pb.op(op_is(Opcode::Pad), {pb.var("?x"), pb.var("?v")}, "outer")),
+        [](const View& v) {
+          for (const auto& p : v.attr("outer").padding)
+            if (p.low != 0 || p.high != 0 || p.interior != 0) return false;
+          return true;
+        },
+        [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
+  }
+  // rewrites.md REV-2 (TensorRight reverse/rule02, rule03): reverse<A>(reverse<B>(x)) → reverse<A△B>(x).
+  out.push_back(make_axiom(ctx, info("reverse-of-reverse", AxiomFamily::Layout, {Opcode::Reverse}, {Opcode::Reverse},
+                                     "rewrites.md REV-2"),
+                           stacked(Opcode::Reverse, Opcode::Reverse), {},
+                           [](const View& v, Build& b) -> std::optional<Id> {
+                             Dims sym;
+                             const Dims A = v.attr("outer").dimensions, B = v.attr("inner").dimensions;
+                             for (auto d : A) if (!contains(B, d)) sym.push_back(d);
+                             for (auto d : B) if (!contains(A, d)) sym.push_back(d);
+                             std::sort(sym.begin(), sym.end());
+                             if (sym.empty()) return v.cls("?x");
+                             NodeAttributes a;
+                             a.dimensions = sym;
+                             return b.op(Opcode::Reverse, a, {v.cls("?x")});
+                           }));
+  // rewrites.md REV-1 (TensorRight reverse/rule01): reversing only size-1 dims → x.
+  out.push_back(make_axiom(
+      ctx, info("reverse-size-one", AxiomFamily::Layout, {Opcode::Reverse}, {}, "rewrites.md REV-1"), single(Opcode::Reverse),
+      [](const View& v) {
+        for (auto d : v.attr("outer").dimensions)
+          if (v.type("?x").dims[static_cast<std::size_t>(d)] != 1) return false;
+        return true;
+      },
+      [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
+  // rewrites.md BC-5 (TensorRight broadcast/rule08): broadcast(broadcast(x)) → broadcast(x).
+  out.push_back(make_axiom(ctx, info("broadcast-of-broadcast", AxiomFamily::Reduction, {Opcode::Broadcast},
+                                     {Opcode::Broadcast}, "rewrites.md BC-5"),
+                           stacked(Opcode::Broadcast, Opcode::Broadcast), {},
+                           [](const View& v, Build& b) -> std::optional<Id> {
+                             const Dims D1 = v.attr("inner").dimensions, D2 = v.attr("outer").dimensions;
+                             NodeAttributes a;
+                             a.shape = v.attr("outer").shape;
+                             for (auto d : D1) a.dimensions.push_back(D2[static_cast<std::size_t>(d)]);
+                             return b.op(Opcode::Broadcast, a, {v.cls("?x")});
+                           }));
+  // rewrites.md BC-1: a broadcast that only adds size-1 dims (dims sorted) is a reshape.
+  out.push_back(make_axiom(
+      ctx, info("broadcast-as-reshape", AxiomFamily::Reduction, {Opcode::Broadcast}, {Opcode::Reshape}, "rewrites.md BC-1"),
+      single(Opcode::Broadcast),
+      [](const View& v) {
+        const Dims& D = v.attr("outer").dimensions;
+        return std::is_sorted(D.begin(), D.end()) && product(v.attr("outer").shape) == product(v.type("?x").dims);
+      },
+      [](const View& v, Build& b) -> std::optional<Id> { return b.reshape(v.cls("?x"), v.attr("outer").shape); }));
+}
+
+}  // namespace act::select::axiom_detail

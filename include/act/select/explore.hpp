@@ -1,0 +1,120 @@
+// §5.4 (Fig. 11b): exploration and extraction interleaved, so every pii graph equivalent to the
+// kernel is eventually yielded even when saturation or extraction alone would never finish.
+// Round k = 1, 2, ...: run `iterations_per_round` more exploration iterations (until the
+// e-graph saturates or the runner hits a node/time limit), then extract every pii graph of at
+// most Γ(k) = 2^k instruction nodes not yielded in an earlier round (smallest first within the
+// round; see extract.hpp for the order). Stops when the e-graph is saturated (or can no longer
+// grow) and the last extraction was exhaustive, or at max_rounds / max_budget.
+//
+// The runner is run once per round, so its backoff schedule would restart every round and a
+// rule with more matches than the limit would never apply: exploration therefore runs without
+// backoff (options.runner.backoff is forced off); node and time limits still apply per round.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "act/core/error.hpp"
+#include "act/egraph/rewrite.hpp"
+#include "act/egraph/runner.hpp"
+#include "act/select/extract.hpp"
+#include "act/select/pii_graph.hpp"
+#include "act/select/tensor_graph.hpp"
+
+namespace act::select {
+
+using TensorRewrite = egraph::Rewrite<TensorLanguage, TensorAnalysis>;
+
+struct ExplorerOptions {
+  egraph::RunnerOptions runner;        // node and time limits per round (backoff forced off)
+  std::size_t iterations_per_round = 1;
+  std::size_t max_rounds = 24;
+  std::size_t max_budget = 1 << 12;    // cap on Γ(k)
+  ExtractorOptions extractor;          // max_size is set by the explorer each round
+};
+
+class Explorer {
+ public:
+  // `graph` holds the kernel (module 1) and is grown by `rules`; it, `context` and the rules
+  // must outlive the explorer.
+  Explorer(TensorGraph& graph, const SelectionContext& context, std::vector<egraph::Id> roots,
+           std::span<const TensorRewrite> rules, ExplorerOptions options = {})
+      : graph_(graph), context_(context), roots_(std::move(roots)), rules_(rules), options_(std::move(options)) {
+    if (roots_.empty()) throw Error(ErrorKind::Internal, "explore: no roots");
+    options_.runner.backoff = false;
+    options_.runner.iteration_limit = std::max<std::size_t>(1, options_.iterations_per_round);
+  }
+  Explorer(const Explorer&) = delete;
+  Explorer& operator=(const Explorer&) = delete;
+
+  // The next pii graph not yielded before, or nullopt when the enumeration is over.
+  std::optional<PiiGraph> next() {
+    if (finished_) return std::nullopt;
+    for (;;) {
+      if (extractor_) {
+        if (auto g = extractor_->next()) return g;
+        const bool exhaustive = extractor_->exhaustive();
+        extractor_.reset();
+        if (!growing_ && exhaustive) return finish();
+      }
+      if (round_ >= options_.max_rounds) return finish();
+      if (!growing_ && budget_ >= options_.max_budget) return finish();
+      start_round();
+    }
+  }
+
+  std::size_t round() const { return round_; }                  // k of the current round
+  std::size_t budget() const { return budget_; }                // Γ(k)
+  bool saturated() const { return saturated_; }
+  bool finished() const { return finished_; }
+  std::size_t yielded() const { return seen_.size(); }          // distinct graphs so far
+  const std::vector<egraph::RunReport>& reports() const { return reports_; }
+  std::size_t iterations() const {
+    std::size_t n = 0;
+    for (const auto& r : reports_) n += r.iterations.size();
+    return n;
+  }
+
+ private:
+  void start_round() {
+    ++round_;
+    if (growing_) {
+      egraph::Runner<TensorLanguage, TensorAnalysis> runner(options_.runner);
+      reports_.push_back(runner.run(graph_, rules_));
+      const egraph::StopReason why = reports_.back().stop_reason;
+      saturated_ = why == egraph::StopReason::Saturated;
+      // Saturated, or a node/time limit: more iterations would not (or may not) add anything.
+      growing_ = why == egraph::StopReason::IterationLimit;
+    }
+    graph_.rebuild();
+    budget_ = round_ >= 63 ? options_.max_budget : std::min<std::size_t>(std::size_t{1} << round_, options_.max_budget);
+    ExtractorOptions extractor_options = options_.extractor;
+    extractor_options.max_size = budget_;
+    extractor_.emplace(graph_, context_, roots_, std::move(extractor_options), &seen_);
+  }
+
+  std::optional<PiiGraph> finish() {
+    finished_ = true;
+    return std::nullopt;
+  }
+
+  TensorGraph& graph_;
+  const SelectionContext& context_;
+  std::vector<egraph::Id> roots_;
+  std::span<const TensorRewrite> rules_;
+  ExplorerOptions options_;
+  PiiGraphSet seen_;
+  std::optional<Extractor> extractor_;
+  std::vector<egraph::RunReport> reports_;
+  std::size_t round_ = 0;
+  std::size_t budget_ = 0;
+  bool growing_ = true;
+  bool saturated_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace act::select

@@ -1,0 +1,329 @@
+// Module 1 (App. B): the kernel enters the e-graph.
+//
+// Every kernel input is a u8 vector in HBM (an Input node u8[bytes], bytes as the kernel's HBM
+// image lays it out) and the kernel reads its logical value through byte views:
+//   Input u8[B] -> reshape u8[P..., w] -> bitcast-convert dtype[P...]   (w = element bytes > 1)
+//   Input u8[B] -> reshape u8[P...] (-> bitcast-convert dtype[P...] when dtype is not u8)
+// where P are the physical dims (major to minor, tiling padding included); then the layout is
+// undone: each tile (last first) by transpose (interleave tile counts with tile dims) + reshape
+// (merge them) + slice (drop padding), and the minor_to_major order by a transpose. The root is
+// the mirror image: transpose to physical order, pad + reshape + transpose per tile, bitcast to
+// bytes and reshape to u8[B]. A row-major bf16[64,64] input is exactly
+// bitcast-convert(reshape(Input)), the shape load_rm's semantics has.
+// Kernel constants go into the ConstantTable as Constant nodes; reduce's to_apply is recognised
+// as a ReduceKind; anything outside the tensor language is Error(Unsupported) at its location.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "act/core/error.hpp"
+#include "act/core/layout.hpp"
+#include "act/core/literal.hpp"
+#include "act/core/shape.hpp"
+#include "act/hlo/module.hpp"
+#include "act/hlo/shape_check.hpp"
+#include "act/select/tensor_graph.hpp"
+#include "act/sim/kernel_image.hpp"
+
+namespace act::select {
+
+struct InitialGraph {
+  std::vector<egraph::Id> roots;    // byte-flattened outputs u8[bytes], one per result (tuple elements)
+  std::vector<egraph::Id> inputs;   // the Input node u8[bytes] of each parameter, by parameter number
+  std::vector<std::int64_t> input_addresses;   // HBM address of each input (kernel image)
+  std::vector<std::int64_t> output_addresses;  // HBM address of each root (kernel image)
+  sim::KernelImage image;           // the whole HBM placement (phase 2 needs it)
+};
+
+// The binary operation of a reducer computation: root = op(param0, param1) in either order.
+inline ReduceKind recognise_reducer(const hlo::Computation& c) {
+  if (c.parameters.size() != 2 || c.root < 0) return ReduceKind::None;
+  const hlo::Instruction& root = c.root_instruction();
+  if (root.operands.size() != 2) return ReduceKind::None;
+  const int a = root.operands[0], b = root.operands[1];
+  const bool params = (a == c.parameters[0] && b == c.parameters[1]) || (a == c.parameters[1] && b == c.parameters[0]);
+  if (!params) return ReduceKind::None;
+  switch (root.opcode) {
+    case hlo::Opcode::Add: return ReduceKind::Add;
+    case hlo::Opcode::Multiply: return ReduceKind::Multiply;
+    case hlo::Opcode::Maximum: return ReduceKind::Maximum;
+    case hlo::Opcode::Minimum: return ReduceKind::Minimum;
+    case hlo::Opcode::And: return ReduceKind::And;
+    case hlo::Opcode::Or: return ReduceKind::Or;
+    default: return ReduceKind::None;
+  }
+}
+
+namespace init_detail {
+
+using egraph::Id;
+
+class Builder {
+ public:
+  Builder(TensorGraph& graph, SelectionContext& context) : g_(graph), c_(context) {}
+
+  Id op(hlo::Opcode opcode, const NodeAttributes& a, std::initializer_list<Id> children) {
+    return g_.add(make_operator(c_.attributes, opcode, a), children);
+  }
+  Id reshape(Id x, std::vector<std::int64_t> dims) {
+    if (g_.data(x).type.dims == dims) return x;
+    NodeAttributes a;
+    a.shape = std::move(dims);
+    return op(hlo::Opcode::Reshape, a, {x});
+  }
+  Id transpose(Id x, std::vector<std::int64_t> permutation) {
+    bool identity = true;
+    for (std::size_t i = 0; i < permutation.size(); ++i) identity = identity && permutation[i] == static_cast<std::int64_t>(i);
+    if (identity) return x;
+    NodeAttributes a;
+    a.dimensions = std::move(permutation);
+    return op(hlo::Opcode::Transpose, a, {x});
+  }
+  Id bitcast(Id x, DType to) {
+    if (g_.data(x).type.dtype == to) return x;
+    NodeAttributes a;
+    a.dtype = to;
+    return op(hlo::Opcode::BitcastConvert, a, {x});
+  }
+  Id slice_to(Id x, const std::vector<std::int64_t>& dims) {
+    const auto& have = g_.data(x).type.dims;
+    if (have == dims) return x;
+    NodeAttributes a;
+    for (std::size_t d = 0; d < dims.size(); ++d) a.slice.push_back({0, dims[d], 1});
+    return op(hlo::Opcode::Slice, a, {x});
+  }
+  Id pad_to(Id x, const std::vector<std::int64_t>& dims) {
+    const Shape& have = g_.data(x).type;
+    if (have.dims == dims) return x;
+    NodeAttributes a;
+    for (std::size_t d = 0; d < dims.size(); ++d) a.padding.push_back({0, dims[d] - have.dims[d], 0});
+    return op(hlo::Opcode::Pad, a, {x, zero(have.dtype)});
+  }
+  Id zero(DType t) {
+    Literal z(Shape(t, {}));
+    const auto id = c_.constants.intern(std::move(z));
+    return g_.add(make_constant(c_.attributes, id, Shape(t, {})));
+  }
+
+  // The dims before each tile is applied: before[i] is the input of tile i; before.back() the
+  // physical dims. before[0] is the logical dims in physical (major-to-minor) order.
+  static std::vector<std::vector<std::int64_t>> tile_steps(const Shape& s) {
+    std::vector<std::vector<std::int64_t>> steps(1);
+    for (auto d : s.minor_to_major()) steps[0].insert(steps[0].begin(), s.dims[static_cast<std::size_t>(d)]);
+    if (s.has_layout)
+      for (const Tile& t : s.layout.tiles) {
+        auto next = steps.back();
+        layout_detail::apply_tile(t, next, nullptr);
+        steps.push_back(std::move(next));
+      }
+    return steps;
+  }
+
+  // The logical value of an array stored under `s` at the bytes of `input` (u8[B]).
+  Id read_array(Id input, const Shape& s) {
+    const auto steps = tile_steps(s);
+    const int w = byte_width(s.dtype);
+    std::vector<std::int64_t> bytes_dims = steps.back();
+    if (w > 1) bytes_dims.push_back(w);
+    Id x = bitcast(reshape(input, bytes_dims), s.dtype);
+    for (std::size_t i = steps.size() - 1; i > 0; --i) x = untile(x, s.layout.tiles[i - 1], steps[i - 1]);
+    // physical order -> logical: output dim i is the physical position of logical dim i
+    const auto m2m = s.minor_to_major();
+    std::vector<std::int64_t> permutation(m2m.size());
+    for (std::size_t j = 0; j < m2m.size(); ++j)
+      permutation[static_cast<std::size_t>(m2m[m2m.size() - 1 - j])] = static_cast<std::int64_t>(j);
+    return transpose(x, permutation);
+  }
+
+  // Inverse of one tile: dims (pre[0..f), c_j..., t_j...) -> pre.
+  Id untile(Id x, const Tile& tile, const std::vector<std::int64_t>& pre) {
+    const std::size_t k = tile.dims.size();
+    std::vector<std::int64_t> ext = pre;
+    const std::size_t extra = ext.size() < k ? k - ext.size() : 0;
+    ext.insert(ext.begin(), extra, 1);
+    const std::size_t first = ext.size() - k;
+    std::vector<std::int64_t> permutation, merged(ext.begin(), ext.begin() + static_cast<std::ptrdiff_t>(first));
+    for (std::size_t j = 0; j < first; ++j) permutation.push_back(static_cast<std::int64_t>(j));
+    const auto& tiled = g_.data(x).type.dims;
+    for (std::size_t j = 0; j < k; ++j) {
+      permutation.push_back(static_cast<std::int64_t>(first + j));
+      permutation.push_back(static_cast<std::int64_t>(first + k + j));
+      merged.push_back(tiled[first + j] * tiled[first + k + j]);
+    }
+    x = reshape(transpose(x, permutation), merged);
+    x = slice_to(x, ext);
+    return reshape(x, pre);
+  }
+
+  // Inverse of untile: pre -> (pre[0..f), c_j..., t_j...).
+  Id tile(Id x, const Tile& tile, const std::vector<std::int64_t>& pre, const std::vector<std::int64_t>& post) {
+    const std::size_t k = tile.dims.size();
+    std::vector<std::int64_t> ext = pre;
+    const std::size_t extra = ext.size() < k ? k - ext.size() : 0;
+    ext.insert(ext.begin(), extra, 1);
+    const std::size_t first = ext.size() - k;
+    x = reshape(x, ext);
+    std::vector<std::int64_t> padded(ext.begin(), ext.begin() + static_cast<std::ptrdiff_t>(first)), split = padded;
+    for (std::size_t j = 0; j < k; ++j) {
+      padded.push_back(post[first + j] * post[first + k + j]);
+      split.push_back(post[first + j]);
+      split.push_back(post[first + k + j]);
+    }
+    x = reshape(pad_to(x, padded), split);
+    std::vector<std::int64_t> permutation;
+    for (std::size_t j = 0; j < first; ++j) permutation.push_back(static_cast<std::int64_t>(j));
+    for (std::size_t j = 0; j < k; ++j) permutation.push_back(static_cast<std::int64_t>(first + 2 * j));
+    for (std::size_t j = 0; j < k; ++j) permutation.push_back(static_cast<std::int64_t>(first + 2 * j + 1));
+    return transpose(x, permutation);
+  }
+
+  // The bytes u8[B] of `value` stored under `s`.
+  Id write_array(Id value, const Shape& s) {
+    const auto steps = tile_steps(s);
+    const auto m2m = s.minor_to_major();
+    std::vector<std::int64_t> permutation(m2m.rbegin(), m2m.rend());  // physical position j holds logical m2m[r-1-j]
+    Id x = transpose(value, permutation);
+    for (std::size_t i = 0; i + 1 < steps.size(); ++i) x = tile(x, s.layout.tiles[i], steps[i], steps[i + 1]);
+    x = bitcast(x, DType::u8);  // wider types gain a minor-most byte dimension
+    return reshape(x, {physical_byte_size(s)});
+  }
+
+  TensorGraph& g_;
+  SelectionContext& c_;
+};
+
+[[noreturn]] inline void unsupported(const hlo::Instruction& inst, const std::string& why) {
+  throw Error(ErrorKind::Unsupported, fmt::format("instruction selection: {} '{}' {}", hlo::opcode_name(inst.opcode), inst.name, why),
+              inst.location);
+}
+
+}  // namespace init_detail
+
+// Adds the kernel's entry computation to `graph`; see the header comment.
+inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, const hlo::Module& kernel) {
+  using hlo::Opcode;
+  using init_detail::Id;
+  init_detail::Builder b(graph, context);
+  InitialGraph result;
+  result.image = sim::kernel_image(kernel);
+  const hlo::Computation& entry = kernel.entry_computation();
+
+  std::vector<Id> value(entry.instructions.size(), egraph::kNoId);
+  for (std::size_t p = 0; p < result.image.inputs.size(); ++p) {
+    const sim::HbmRegion& region = result.image.inputs[p];
+    const Id input = graph.add(make_input(context.attributes, static_cast<std::int64_t>(p), region.bytes));
+    result.inputs.push_back(input);
+    result.input_addresses.push_back(region.address);
+    value[static_cast<std::size_t>(entry.parameters[p])] = b.read_array(input, region.shape);
+  }
+
+  for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
+    const hlo::Instruction& inst = entry.instructions[i];
+    if (inst.opcode == Opcode::Parameter) continue;
+    std::vector<Id> operands;
+    for (int o : inst.operands) {
+      if (o < 0 || static_cast<std::size_t>(o) >= i || value[static_cast<std::size_t>(o)] == egraph::kNoId)
+        init_detail::unsupported(inst, "uses a value outside the tensor language (a tuple?)");
+      operands.push_back(value[static_cast<std::size_t>(o)]);
+    }
+    if (inst.opcode == Opcode::Tuple) {
+      if (static_cast<int>(i) != entry.root) init_detail::unsupported(inst, "is not the ROOT (only a ROOT tuple is supported)");
+      continue;
+    }
+    if (inst.shape.is_tuple) init_detail::unsupported(inst, "has a tuple result");
+    NodeAttributes a;
+    TensorOp op;
+    bool is_operator = true;
+    switch (inst.opcode) {
+      case Opcode::Constant: {
+        if (!inst.literal) init_detail::unsupported(inst, "has a constant act cannot hold");
+        const auto id = context.constants.intern(*inst.literal);
+        op = make_constant(context.attributes, id, Shape(inst.shape.dtype, inst.shape.dims));
+        is_operator = false;
+        break;
+      }
+      case Opcode::Iota:
+        a.dtype = inst.shape.dtype;
+        a.shape = inst.shape.dims;
+        a.dimensions = {inst.iota_dimension};
+        break;
+      case Opcode::Convert:
+      case Opcode::BitcastConvert:
+        a.dtype = inst.shape.dtype;
+        break;
+      case Opcode::Reshape:
+      case Opcode::Broadcast:
+        a.shape = inst.shape.dims;
+        a.dimensions = inst.opcode == Opcode::Broadcast ? inst.dimensions : std::vector<std::int64_t>{};
+        break;
+      case Opcode::Transpose:
+      case Opcode::Reverse:
+      case Opcode::Concatenate:
+        a.dimensions = inst.dimensions;
+        break;
+      case Opcode::Slice: a.slice = inst.slice; break;
+      case Opcode::Pad: a.padding = inst.padding; break;
+      case Opcode::Dot:
+        a.dot = inst.dot;
+        a.dtype = inst.shape.dtype;
+        break;
+      case Opcode::Compare: a.direction = inst.comparison_direction; break;
+      case Opcode::Reduce: {
+        if (operands.size() != 2) init_detail::unsupported(inst, "reduces several inputs at once");
+        const auto callee = inst.called_computations.empty() ? -1 : inst.called_computations[0];
+        if (callee < 0 || static_cast<std::size_t>(callee) >= kernel.computations.size())
+          init_detail::unsupported(inst, "has no to_apply computation");
+        a.reduce = recognise_reducer(kernel.computations[static_cast<std::size_t>(callee)]);
+        if (a.reduce == ReduceKind::None)
+          init_detail::unsupported(inst, fmt::format("applies '{}', which is not add/multiply/maximum/minimum/and/or",
+                                                     kernel.computations[static_cast<std::size_t>(callee)].name));
+        a.dimensions = inst.dimensions;
+        break;
+      }
+      case Opcode::Select:
+      case Opcode::Clamp:
+        break;
+      case Opcode::Bitcast:
+        // A bitcast that keeps the element type is a reshape of the logical value only when
+        // the layouts agree; act does not track layouts of intermediates, so require that.
+        init_detail::unsupported(inst, "(layout-changing bitcast) is not supported; use reshape");
+      default:
+        if (!hlo::shape_detail::is_elementwise_unary(inst.opcode) &&
+            !hlo::shape_detail::is_elementwise_binary(inst.opcode))
+          init_detail::unsupported(inst, "is outside the tensor language of instruction selection");
+    }
+    if (is_operator) op = make_operator(context.attributes, inst.opcode, a);
+    try {
+      value[i] = graph.add(op, operands);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Internal) throw;
+      init_detail::unsupported(inst, fmt::format("does not fit the tensor language: {}", e.message()));
+    }
+    if (!graph.data(value[i]).type.same_type(Shape(inst.shape.dtype, inst.shape.dims)))
+      init_detail::unsupported(inst, fmt::format("has type {} in the tensor language, declared {}",
+                                                 to_string(graph.data(value[i]).type), to_string(inst.shape)));
+  }
+
+  const hlo::Instruction& root = entry.root_instruction();
+  std::vector<Id> results;
+  if (root.opcode == Opcode::Tuple) {
+    for (int o : root.operands) results.push_back(value[static_cast<std::size_t>(o)]);
+  } else {
+    results.push_back(value[static_cast<std::size_t>(entry.root)]);
+  }
+  if (results.size() != result.image.outputs.size())
+    init_detail::unsupported(root, "has a result act cannot place in HBM");
+  for (std::size_t r = 0; r < results.size(); ++r) {
+    result.roots.push_back(b.write_array(results[r], result.image.outputs[r].shape));
+    result.output_addresses.push_back(result.image.outputs[r].address);
+  }
+  graph.rebuild();
+  return result;
+}
+
+}  // namespace act::select

@@ -1,0 +1,112 @@
+// The rule set phase 1 saturates with for one ISA: the IR->IR axioms kept by the filter, one
+// generated IR->ISA rule per instruction, and the identity instructions slice^H / concat^H.
+//
+// Filter (App. B module 2), computed once per ISA to a fixed point over operators:
+//   useful := the operators of the IR->ISA patterns, plus slice and concatenate (identity rules)
+//   repeat: keep an axiom whose right-hand side builds a useful operator, or builds no new
+//           operator at all (it only unites existing classes); its left-hand operators become
+//           useful too (producing them lets the kept axiom fire)
+//   until nothing changes. Axioms building only operators no kept rule can consume are dropped.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "act/select/axioms.hpp"
+#include "act/select/identity_rules.hpp"
+#include "act/select/isa_rules.hpp"
+
+namespace act::select {
+
+struct RuleSet {
+  std::vector<TensorRewrite> rules;        // kept axioms, then IR->ISA rules, then identity rules
+  IsaRuleSet isa;                          // infos of the IR->ISA rules (its `rules` is moved out)
+  std::vector<AxiomInfo> kept_axioms;      // in rule order
+  std::vector<std::string> dropped_axioms; // names
+  std::size_t axiom_count = 0, isa_rule_count = 0, identity_rule_count = 0;
+};
+
+// Indices of the axioms the filter keeps (see the header comment), ascending.
+inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axioms, const IsaRuleSet& isa) {
+  std::vector<hlo::Opcode> useful{hlo::Opcode::Slice, hlo::Opcode::Concatenate};
+  for (const auto& info : isa.infos) useful.insert(useful.end(), info->opcodes.begin(), info->opcodes.end());
+  auto is_useful = [&](hlo::Opcode o) { return std::find(useful.begin(), useful.end(), o) != useful.end(); };
+  std::vector<bool> kept(axioms.size(), false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t a = 0; a < axioms.size(); ++a) {
+      if (kept[a]) continue;
+      const auto& rhs = axioms[a].rhs_opcodes;
+      if (!rhs.empty() && std::none_of(rhs.begin(), rhs.end(), is_useful)) continue;
+      kept[a] = true;
+      changed = true;
+      for (auto o : axioms[a].lhs_opcodes)
+        if (!is_useful(o)) useful.push_back(o);
+    }
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t a = 0; a < axioms.size(); ++a)
+    if (kept[a]) out.push_back(a);
+  return out;
+}
+
+// All rules for context.isa; `filter` = false keeps every axiom. The rules keep a pointer to
+// `context`.
+inline RuleSet rule_set(SelectionContext& context, bool filter = true) {
+  RuleSet set;
+  set.isa = isa_rules(context);
+  std::vector<Axiom> axioms = ir_axiom_set(context);
+  std::vector<AxiomInfo> infos;
+  for (const auto& a : axioms) infos.push_back(a.info);
+  std::vector<std::size_t> keep;
+  if (filter) {
+    keep = filter_axioms(infos, set.isa);
+  } else {
+    for (std::size_t a = 0; a < axioms.size(); ++a) keep.push_back(a);
+  }
+  std::size_t next = 0;
+  for (std::size_t a = 0; a < axioms.size(); ++a) {
+    if (next < keep.size() && keep[next] == a) {
+      set.rules.push_back(std::move(axioms[a].rule));
+      set.kept_axioms.push_back(std::move(axioms[a].info));
+      ++next;
+    } else {
+      set.dropped_axioms.push_back(axioms[a].info.name);
+    }
+  }
+  set.axiom_count = set.rules.size();
+  for (auto& r : set.isa.rules) set.rules.push_back(std::move(r));
+  set.isa_rule_count = set.isa.infos.size();
+  set.isa.rules.clear();
+  for (auto& r : identity_rules(context)) {
+    set.rules.push_back(std::move(r));
+    ++set.identity_rule_count;
+  }
+  return set;
+}
+
+// `act rules --isa NAME`: the generated IR->ISA rules with their conditions, the identity rules,
+// and the axioms the filter keeps (and drops).
+inline std::string describe_rules(const isa::IsaView& isa) {
+  SelectionContext context;
+  context.isa = isa;
+  const RuleSet set = rule_set(context);
+  std::string out = fmt::format("ISA {}: {} IR->ISA rules, {} identity rules, {} of {} IR->IR axioms kept\n\n", isa.name,
+                                set.isa_rule_count, set.identity_rule_count, set.kept_axioms.size(),
+                                set.kept_axioms.size() + set.dropped_axioms.size());
+  out += "IR->ISA rules (generated from the semantics):\n";
+  for (const auto& info : set.isa.infos) out += describe(*info, isa.instructions[info->instruction]);
+  for (const auto& s : set.isa.skipped) out += fmt::format("skipped {}\n", s);
+  out += "\nidentity rules:\n";
+  for (std::size_t r = set.axiom_count + set.isa_rule_count; r < set.rules.size(); ++r)
+    out += fmt::format("  {}\n", set.rules[r].name());
+  out += "\nIR->IR axioms kept:\n";
+  for (const auto& a : set.kept_axioms) out += fmt::format("  {} ({})\n", a.name, to_string(a.family));
+  if (!set.dropped_axioms.empty()) out += fmt::format("\nIR->IR axioms dropped by the filter:\n  {}\n", fmt::join(set.dropped_axioms, "\n  "));
+  return out;
+}
+
+}  // namespace act::select

@@ -1,0 +1,220 @@
+// The tensor language of phase 1: what an e-node of the instruction-selection e-graph is.
+//
+// An e-node is a TensorOp (kind + HLO opcode + an interned attribute record) plus children:
+//   Operator  an HLO tensor operator (opcode + attributes: dims, slice bounds, dot dims, ...)
+//   Input     a kernel input, byte-flattened in HBM: u8[bytes] (attributes.index = parameter)
+//   Constant  a compile-time constant tensor (attributes.index = id in the ConstantTable)
+//   Pii       a partially instantiated instruction: ISA instruction (attributes.index) with its
+//             alpha values fixed (attributes.alpha) and beta unknown; children are its inputs
+//   SliceH    the identity instruction slice^H inside buffer attributes.index (attributes.slice)
+//   ConcatH   the identity instruction concat^H inside buffer attributes.index (attributes.dimensions[0])
+// Attributes are interned in a NodeAttributesTable so an e-node is three small integers and
+// hashing and comparing e-nodes never touches vectors.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "act/core/dtype.hpp"
+#include "act/core/literal.hpp"
+#include "act/core/shape.hpp"
+#include "act/egraph/language.hpp"
+#include "act/hlo/module.hpp"
+#include "act/hlo/opcode.hpp"
+#include "act/isa/description.hpp"
+
+namespace act::select {
+
+enum class NodeKind : std::uint8_t { Operator, Input, Constant, Pii, SliceH, ConcatH };
+
+constexpr std::string_view to_string(NodeKind k) {
+  switch (k) {
+    case NodeKind::Operator: return "op";
+    case NodeKind::Input: return "input";
+    case NodeKind::Constant: return "constant";
+    case NodeKind::Pii: return "pii";
+    case NodeKind::SliceH: return "slice^H";
+    case NodeKind::ConcatH: return "concat^H";
+  }
+  return "?";
+}
+
+// The binary operation a reduce applies (its to_apply computation, recognised).
+enum class ReduceKind : std::uint8_t { None, Add, Multiply, Maximum, Minimum, And, Or };
+
+// Everything about an e-node besides its kind, opcode and children. Fields unused by an
+// opcode stay at their defaults so equal operators compare equal.
+struct NodeAttributes {
+  DType dtype = DType::u8;                    // result element type where the operator sets it
+  std::vector<std::int64_t> shape;            // result dims where the operator sets them
+  std::vector<std::int64_t> dimensions;       // transpose/broadcast/reduce/reverse/concatenate dims
+  std::vector<hlo::SliceRange> slice;         // slice, slice^H
+  std::vector<hlo::PadDimension> padding;     // pad
+  hlo::DotDimensions dot;                     // dot
+  ReduceKind reduce = ReduceKind::None;       // reduce
+  std::optional<hlo::ComparisonDirection> direction;  // compare
+  std::int64_t index = -1;                    // Input: parameter; Constant: table id; Pii: instruction; *H: buffer
+  std::vector<std::int64_t> alpha;            // Pii: alpha values in declared order
+
+  friend bool operator==(const NodeAttributes&, const NodeAttributes&) = default;
+
+  std::uint64_t hash() const {
+    std::uint64_t h = egraph::mix_hash(static_cast<std::uint64_t>(dtype), static_cast<std::uint64_t>(index));
+    const auto mix_all = [&h](const auto& values) {
+      h = egraph::mix_hash(h, values.size());
+      for (auto v : values) h = egraph::mix_hash(h, static_cast<std::uint64_t>(v));
+    };
+    mix_all(shape);
+    mix_all(dimensions);
+    mix_all(alpha);
+    for (const auto& s : slice) h = egraph::mix_hash(egraph::mix_hash(egraph::mix_hash(h, s.start), s.limit), s.stride);
+    for (const auto& p : padding) h = egraph::mix_hash(egraph::mix_hash(egraph::mix_hash(h, p.low), p.high), p.interior);
+    mix_all(dot.lhs_batch);
+    mix_all(dot.lhs_contracting);
+    mix_all(dot.rhs_batch);
+    mix_all(dot.rhs_contracting);
+    h = egraph::mix_hash(h, static_cast<std::uint64_t>(reduce));
+    h = egraph::mix_hash(h, direction ? static_cast<std::uint64_t>(*direction) + 1 : 0);
+    return egraph::finish_hash(h);
+  }
+};
+
+// Interns NodeAttributes: equal records get the same id, forever (ids are never reused).
+// Id 0 is the default record.
+class NodeAttributesTable {
+ public:
+  NodeAttributesTable() { intern(NodeAttributes{}); }
+
+  std::uint32_t intern(const NodeAttributes& a) {
+    const std::uint64_t h = a.hash();
+    auto [first, last] = by_hash_.equal_range(h);
+    for (auto it = first; it != last; ++it)
+      if (records_[it->second] == a) return it->second;
+    const auto id = static_cast<std::uint32_t>(records_.size());
+    records_.push_back(a);
+    by_hash_.emplace(h, id);
+    return id;
+  }
+  // Stable reference: records live in a deque, so interning more never moves them.
+  const NodeAttributes& operator[](std::uint32_t id) const { return records_[id]; }
+  std::size_t size() const { return records_.size(); }
+
+ private:
+  std::deque<NodeAttributes> records_;
+  std::unordered_multimap<std::uint64_t, std::uint32_t> by_hash_;
+};
+
+// The operator payload of an e-node.
+struct TensorOp {
+  NodeKind kind = NodeKind::Operator;
+  hlo::Opcode opcode = hlo::Opcode::Copy;  // meaningful for Operator only
+  std::uint32_t attributes = 0;            // id in the NodeAttributesTable
+
+  friend bool operator==(const TensorOp&, const TensorOp&) = default;
+};
+
+// Discriminants: HLO opcodes first, then one per node kind, then one per ISA instruction, so
+// e-matching seeds a pattern rooted at `dot` only from classes holding a dot.
+inline constexpr std::uint32_t kInputDiscriminant = 512;
+inline constexpr std::uint32_t kConstantDiscriminant = 513;
+inline constexpr std::uint32_t kSliceHDiscriminant = 514;
+inline constexpr std::uint32_t kConcatHDiscriminant = 515;
+inline constexpr std::uint32_t kPiiDiscriminantBase = 1024;
+
+struct TensorLanguage {
+  using Op = TensorOp;
+  static std::uint64_t hash(const Op& op) {
+    return egraph::finish_hash(egraph::mix_hash(
+        egraph::mix_hash(static_cast<std::uint64_t>(op.kind), static_cast<std::uint64_t>(op.opcode)), op.attributes));
+  }
+  // Pii discriminants need the instruction index, which lives in the attributes; the language
+  // cannot see the table, so Pii nodes carry it in `opcode`'s place: see make_pii().
+  static std::uint32_t discriminant(const Op& op) {
+    switch (op.kind) {
+      case NodeKind::Operator: return static_cast<std::uint32_t>(op.opcode);
+      case NodeKind::Input: return kInputDiscriminant;
+      case NodeKind::Constant: return kConstantDiscriminant;
+      case NodeKind::SliceH: return kSliceHDiscriminant;
+      case NodeKind::ConcatH: return kConcatHDiscriminant;
+      case NodeKind::Pii: return kPiiDiscriminantBase + static_cast<std::uint32_t>(op.opcode);
+    }
+    return 0;
+  }
+};
+static_assert(egraph::Language<TensorLanguage>);
+
+// Constructors for TensorOps: they intern the attributes.
+inline TensorOp make_operator(NodeAttributesTable& table, hlo::Opcode opcode, const NodeAttributes& a = {}) {
+  return TensorOp{NodeKind::Operator, opcode, table.intern(a)};
+}
+inline TensorOp make_input(NodeAttributesTable& table, std::int64_t parameter, std::int64_t bytes) {
+  NodeAttributes a;
+  a.index = parameter;
+  a.shape = {bytes};
+  return TensorOp{NodeKind::Input, hlo::Opcode::Parameter, table.intern(a)};
+}
+inline TensorOp make_constant(NodeAttributesTable& table, std::int64_t constant_id, const Shape& type) {
+  NodeAttributes a;
+  a.index = constant_id;
+  a.dtype = type.dtype;
+  a.shape = type.dims;
+  return TensorOp{NodeKind::Constant, hlo::Opcode::Constant, table.intern(a)};
+}
+// The instruction index doubles as the `opcode` field so the discriminant can tell
+// instructions apart (Opcode is 8 bits: at most 256 instructions per ISA).
+inline TensorOp make_pii(NodeAttributesTable& table, std::size_t instruction, std::vector<std::int64_t> alpha) {
+  NodeAttributes a;
+  a.index = static_cast<std::int64_t>(instruction);
+  a.alpha = std::move(alpha);
+  return TensorOp{NodeKind::Pii, static_cast<hlo::Opcode>(instruction), table.intern(a)};
+}
+inline TensorOp make_slice_h(NodeAttributesTable& table, int buffer, std::vector<hlo::SliceRange> ranges) {
+  NodeAttributes a;
+  a.index = buffer;
+  a.slice = std::move(ranges);
+  return TensorOp{NodeKind::SliceH, hlo::Opcode::Slice, table.intern(a)};
+}
+inline TensorOp make_concat_h(NodeAttributesTable& table, int buffer, std::int64_t dimension) {
+  NodeAttributes a;
+  a.index = buffer;
+  a.dimensions = {dimension};
+  return TensorOp{NodeKind::ConcatH, hlo::Opcode::Concatenate, table.intern(a)};
+}
+
+// Compile-time constant tensors of the kernel and those rules create (identity matrices,
+// ones, zeros): they become the HBM constant pool. Equal constants share an id.
+class ConstantTable {
+ public:
+  std::int64_t intern(Literal value) {
+    for (std::size_t i = 0; i < values_.size(); ++i)
+      if (values_[i].bitwise_equal(value)) return static_cast<std::int64_t>(i);
+    values_.push_back(std::move(value));
+    return static_cast<std::int64_t>(values_.size() - 1);
+  }
+  const Literal& operator[](std::int64_t id) const { return values_.at(static_cast<std::size_t>(id)); }
+  std::size_t size() const { return values_.size(); }
+
+ private:
+  std::vector<Literal> values_;
+};
+
+// What rules, the analysis and the extractor share: interned attributes, constants, the ISA.
+struct SelectionContext {
+  NodeAttributesTable attributes;
+  ConstantTable constants;
+  isa::IsaView isa;
+  // Output type of each (instruction, alpha) seen so far; filled lazily by infer_type
+  // (type_inference.hpp) because computing it parses the instruction's semantics.
+  mutable std::map<std::pair<std::size_t, std::vector<std::int64_t>>, Shape> pii_output_types;
+
+  const NodeAttributes& attributes_of(const TensorOp& op) const { return attributes[op.attributes]; }
+};
+
+}  // namespace act::select

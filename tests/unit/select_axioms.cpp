@@ -1,0 +1,609 @@
+// Soundness of every IR→IR axiom: each rule is instantiated on random concrete instances (a
+// generator per rule template builds a random left-hand side over typed leaves), applied once,
+// and every node it adds to a matched class is evaluated against the class's original term with
+// hlo::evaluate on random inputs. Integers compare bit-exactly; floats compare exactly by value
+// (+0 == -0, NaN == NaN) except for rules marked `reassociates`, which may differ by 8 ulps of
+// the output's largest magnitude. Half the instances use small integer-valued floats, for which
+// even re-associating rules must be exact.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+
+#include "act/hlo/evaluate.hpp"
+#include "act/select/axioms.hpp"
+#include "act/select/term_to_hlo.hpp"
+
+using namespace act;
+using namespace act::select;
+using act::select::axiom_detail::Build;
+using act::select::axiom_detail::Dims;
+using egraph::Id;
+using hlo::Opcode;
+
+namespace {
+
+// A fresh e-graph over the context the rules were built with (rules intern attributes there).
+struct Instance {
+  SelectionContext& ctx;
+  TensorGraph g;
+  std::map<std::int64_t, Shape> leaf_types;  // Input index → the typed value it carries
+  std::mt19937_64& rng;
+
+  Instance(SelectionContext& c, std::mt19937_64& r) : ctx(c), g(TensorAnalysis(&c)), rng(r) {}
+
+  Build b() { return Build{g, ctx}; }
+  std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); }
+  bool coin() { return pick(0, 1) == 1; }
+  Dims dims(std::size_t rank, std::int64_t lo = 1, std::int64_t hi = 6) {
+    Dims d;
+    for (std::size_t i = 0; i < rank; ++i) d.push_back(pick(lo, hi));
+    return d;
+  }
+  DType dtype() {
+    static constexpr DType kTypes[] = {DType::bf16, DType::f32, DType::s32, DType::s8};
+    return kTypes[pick(0, 3)];
+  }
+  DType float_type() { return coin() ? DType::bf16 : DType::f32; }
+
+  // A typed leaf as the kernel convention builds it: bitcast-convert(reshape(Input u8[bytes])).
+  Id leaf(DType t, Dims d) {
+    const auto index = static_cast<std::int64_t>(leaf_types.size());
+    const Shape type(t, d);
+    leaf_types.emplace(index, type);
+    Id x = g.add(make_input(ctx.attributes, index, type.byte_size()), {});
+    const int w = byte_width(t);
+    Dims bytes_dims = d;
+    if (w > 1) bytes_dims.push_back(w);
+    x = b().reshape(x, bytes_dims);
+    if (t == DType::u8) return x;
+    NodeAttributes a;
+    a.dtype = t;
+    return g.add(make_operator(ctx.attributes, Opcode::BitcastConvert, a), {x});
+  }
+  Id op(Opcode code, const NodeAttributes& a, std::initializer_list<Id> kids) {
+    return g.add(make_operator(ctx.attributes, code, a), kids);
+  }
+  Id unary(Opcode code, Id x, DType to = DType::u8) {
+    NodeAttributes a;
+    if (code == Opcode::Convert || code == Opcode::BitcastConvert) a.dtype = to;
+    return op(code, a, {x});
+  }
+  Id reshape(Id x, Dims d) {
+    NodeAttributes a;
+    a.shape = std::move(d);
+    return op(Opcode::Reshape, a, {x});
+  }
+  Id transpose(Id x, Dims p) {
+    NodeAttributes a;
+    a.dimensions = std::move(p);
+    return op(Opcode::Transpose, a, {x});
+  }
+  Id slice(Id x, std::vector<hlo::SliceRange> r) {
+    NodeAttributes a;
+    a.slice = std::move(r);
+    return op(Opcode::Slice, a, {x});
+  }
+  Id concat(std::vector<Id> xs, std::int64_t d) { return b().concat(std::move(xs), d); }
+  Id dot(Id l, Id r, hlo::DotDimensions d, DType t) { return b().dot(l, r, std::move(d), t); }
+  const Shape& type(Id x) const { return g.data(x).type; }
+
+  Dims permutation(std::size_t n) {
+    Dims p = axiom_detail::iota_dims(n);
+    std::shuffle(p.begin(), p.end(), rng);
+    return p;
+  }
+  hlo::SliceRange range(std::int64_t n, bool strided = true) {
+    const auto s = pick(0, n - 1), l = pick(s + 1, n), t = strided ? pick(1, 2) : 1;
+    return {s, l, t};
+  }
+  std::vector<hlo::SliceRange> ranges(const Dims& d, bool strided = true) {
+    std::vector<hlo::SliceRange> r;
+    for (auto n : d) r.push_back(range(n, strided));
+    return r;
+  }
+};
+
+// Random values for the leaves: small integers, or fractions when `fractional`.
+Literal random_value(const Shape& t, std::mt19937_64& rng, bool fractional) {
+  Literal l(t);
+  std::uniform_int_distribution<int> small(-3, 3), frac(-64, 64);
+  for (std::int64_t i = 0; i < l.element_count(); ++i) {
+    if (is_float(t.dtype)) l.set_float(i, fractional ? frac(rng) / 16.0 : small(rng));
+    else l.set_int(i, small(rng));
+  }
+  return l;
+}
+
+bool close(const Literal& a, const Literal& b, bool reassociates, std::string& why) {
+  if (!a.shape().same_type(b.shape())) {
+    why = fmt::format("types {} vs {}", to_string(a.shape()), to_string(b.shape()));
+    return false;
+  }
+  if (!is_float(a.dtype())) {
+    for (std::int64_t i = 0; i < a.element_count(); ++i)
+      if (a.get_bits(i) != b.get_bits(i)) {
+        why = fmt::format("element {}: {} vs {}", i, a.get_int(i), b.get_int(i));
+        return false;
+      }
+    return true;
+  }
+  double scale = 0;
+  for (std::int64_t i = 0; i < a.element_count(); ++i)
+    if (std::isfinite(a.get_float(i))) scale = std::max(scale, std::fabs(a.get_float(i)));
+  const int mantissa = a.dtype() == DType::bf16 ? 8 : a.dtype() == DType::f16 ? 11 : a.dtype() == DType::f32 ? 24 : 53;
+  const double tolerance = reassociates ? 8 * std::ldexp(std::max(scale, 1.0), -mantissa + 1) : 0;
+  for (std::int64_t i = 0; i < a.element_count(); ++i) {
+    const double x = a.get_float(i), y = b.get_float(i);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    if (x == y || std::fabs(x - y) <= tolerance) continue;
+    why = fmt::format("element {}: {} vs {} (tolerance {})", i, x, y, tolerance);
+    return false;
+  }
+  return true;
+}
+
+Literal run(const TermModule& t, const std::map<std::int64_t, Literal>& values) {
+  std::vector<Literal> args;
+  for (auto index : t.inputs) {
+    const Literal& v = values.at(index);
+    args.push_back(Literal::from_bytes(Shape(DType::u8, {v.shape().byte_size()}), v.bytes()));
+  }
+  return hlo::evaluate(t.module, args);
+}
+
+using Generator = std::function<void(Instance&, const AxiomInfo&)>;
+
+// One generator per rule template: builds a random left-hand side (it need not always match).
+std::map<std::string, Generator> generators() {
+  std::map<std::string, Generator> m;
+  // ---- layout ----
+  m["reshape-of-reshape"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(2));
+    const auto n = s.type(x).element_count();
+    s.reshape(s.reshape(x, {n}), s.coin() ? Dims{1, n} : s.type(x).dims);
+  };
+  m["reshape-identity"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.transpose(s.leaf(s.dtype(), s.dims(2)), {1, 0});
+    s.reshape(x, s.type(x).dims);
+  };
+  m["transpose-of-transpose"] = [](Instance& s, const AxiomInfo&) {
+    const std::size_t r = static_cast<std::size_t>(s.pick(2, 4));
+    const Id x = s.leaf(s.dtype(), s.dims(r, 1, 4));
+    s.transpose(s.transpose(x, s.permutation(r)), s.permutation(r));
+  };
+  m["transpose-identity"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(3, 1, 4));
+    s.transpose(x, s.coin() ? Dims{0, 1, 2} : Dims{0, 2, 1});
+  };
+  m["transpose-as-reshape"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), {s.pick(2, 5), 1, s.pick(1, 5)});
+    s.transpose(x, s.permutation(3));
+  };
+  m["reshape-as-transpose"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), {s.pick(2, 5), 1, s.pick(2, 5)});
+    const Dims& d = s.type(x).dims;
+    s.reshape(x, s.coin() ? Dims{1, d[0], d[2]} : Dims{d[0], d[2], 1});
+  };
+  m["bitcast-convert-identity"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.dtype();
+    s.unary(Opcode::BitcastConvert, s.unary(Opcode::Negate, s.leaf(t, s.dims(2))), t);
+  };
+  m["bitcast-convert-of-bitcast-convert"] = [](Instance& s, const AxiomInfo&) {
+    // The leaves themselves are bitcast-convert(reshape(..)); add one of each flavour.
+    const Id x = s.leaf(DType::bf16, s.dims(2));
+    const Id bytes = s.unary(Opcode::BitcastConvert, x, DType::u8);
+    if (s.coin()) s.unary(Opcode::BitcastConvert, bytes, DType::bf16);
+    else s.unary(Opcode::BitcastConvert, s.unary(Opcode::BitcastConvert, s.leaf(DType::s32, s.dims(2)), DType::f32), DType::s32);
+  };
+  m["convert-identity"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.dtype();
+    s.unary(Opcode::Convert, s.leaf(t, s.dims(2)), t);
+  };
+  m["convert-of-convert"] = [](Instance& s, const AxiomInfo&) {
+    static constexpr std::pair<DType, DType> kChains[] = {{DType::bf16, DType::f32}, {DType::s8, DType::s32},
+                                                          {DType::s8, DType::bf16}, {DType::s32, DType::f32}};
+    const auto [from, mid] = kChains[s.pick(0, 3)];
+    const DType to = s.coin() ? from : s.dtype();
+    s.unary(Opcode::Convert, s.unary(Opcode::Convert, s.leaf(from, s.dims(2)), mid), to);
+  };
+  m["copy-elimination"] = [](Instance& s, const AxiomInfo&) { s.unary(Opcode::Copy, s.leaf(s.dtype(), s.dims(2))); };
+  m["bitcast-convert-of-reshape"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(DType::s32, s.dims(2));
+    s.unary(Opcode::BitcastConvert, s.reshape(x, {s.type(x).element_count()}), DType::f32);
+  };
+  m["reshape-of-bitcast-convert"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(DType::f32, s.dims(2));
+    s.reshape(s.unary(Opcode::BitcastConvert, x, DType::s32), {s.type(x).element_count()});
+  };
+  m["copy-introduction"] = [](Instance& s, const AxiomInfo&) { s.unary(Opcode::Negate, s.leaf(s.dtype(), s.dims(2))); };
+  // ---- slicing ----
+  m["slice-of-slice"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(2, 2, 8));
+    const Id a = s.slice(x, s.ranges(s.type(x).dims));
+    s.slice(a, s.ranges(s.type(a).dims));
+  };
+  m["slice-full-range"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(2));
+    auto r = axiom_detail::full_ranges(s.type(x).dims);
+    if (s.coin()) r[0].limit = std::max<std::int64_t>(1, r[0].limit - 1);
+    s.slice(x, r);
+  };
+  const auto concat_instance = [](Instance& s, bool narrow) {
+    const DType t = s.dtype();
+    const auto d = static_cast<std::size_t>(s.pick(0, 1));
+    const auto other = s.pick(1, 4);
+    std::vector<Id> parts;
+    for (int i = 0; i < 3; ++i) parts.push_back(s.leaf(t, d == 0 ? Dims{s.pick(1, 4), other} : Dims{other, s.pick(1, 4)}));
+    const Id c = s.concat(parts, static_cast<std::int64_t>(d));
+    auto r = s.ranges(s.type(c).dims, !narrow);
+    const auto n0 = s.type(parts[0]).dims[d], n1 = s.type(parts[1]).dims[d];
+    if (!narrow && s.coin()) r[d] = {n0, n0 + s.pick(1, n1), 1};                 // inside operand 1
+    if (narrow) r[d] = {s.pick(0, n0 - 1), n0 + s.pick(1, n1), 1};                 // operands 0..1
+    s.slice(c, r);
+  };
+  m["slice-of-concat"] = [concat_instance](Instance& s, const AxiomInfo&) { concat_instance(s, false); };
+  m["slice-of-concat-narrow"] = [concat_instance](Instance& s, const AxiomInfo&) { concat_instance(s, true); };
+  m["concat-of-adjacent-slices"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(2, 2, 8));
+    const Dims d = s.type(x).dims;
+    const auto k = static_cast<std::size_t>(s.pick(0, 1));
+    auto r = s.ranges(d);
+    auto a = r, c = r;
+    const auto mid = s.pick(1, d[k] - 1);
+    a[k] = {s.pick(0, mid - 1), mid, 1};
+    c[k] = {mid, s.pick(mid + 1, d[k]), 1};
+    s.concat({s.slice(x, a), s.slice(x, c)}, static_cast<std::int64_t>(k));
+  };
+  const auto nested_concat = [](Instance& s, bool left) {
+    const DType t = s.dtype();
+    const Id a = s.leaf(t, {s.pick(1, 3), 3}), b = s.leaf(t, {s.pick(1, 3), 3}), c = s.leaf(t, {s.pick(1, 3), 3});
+    const Id inner = s.concat({a, b}, 0);
+    s.concat(left ? std::vector<Id>{inner, c} : std::vector<Id>{c, inner}, 0);
+  };
+  m["concat-of-concat-left"] = [nested_concat](Instance& s, const AxiomInfo&) { nested_concat(s, true); };
+  m["concat-of-concat-right"] = [nested_concat](Instance& s, const AxiomInfo&) { nested_concat(s, false); };
+  m["slice-of-transpose"] = [](Instance& s, const AxiomInfo&) {
+    const Id t = s.transpose(s.leaf(s.dtype(), s.dims(3, 1, 5)), s.permutation(3));
+    s.slice(t, s.ranges(s.type(t).dims));
+  };
+  m["transpose-of-slice"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(3, 1, 5));
+    s.transpose(s.slice(x, s.ranges(s.type(x).dims)), s.permutation(3));
+  };
+  m["slice-of-reshape"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), {s.pick(2, 6), 2, s.pick(1, 3)});
+    const Dims d = s.type(x).dims;
+    const Id r = s.reshape(x, {d[0], d[1] * d[2]});
+    auto rr = axiom_detail::full_ranges(s.type(r).dims);
+    rr[0] = s.range(d[0]);
+    s.slice(r, rr);
+  };
+  m["slice-of-broadcast"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(1, 2, 6));
+    NodeAttributes a;
+    a.dimensions = {s.pick(0, 1)};
+    a.shape = a.dimensions[0] == 0 ? Dims{s.type(x).dims[0], s.pick(1, 5)} : Dims{s.pick(1, 5), s.type(x).dims[0]};
+    const Id bc = s.op(Opcode::Broadcast, a, {x});
+    s.slice(bc, s.ranges(a.shape));
+  };
+  m["slice-of-reverse"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(2, 2, 7));
+    NodeAttributes a;
+    a.dimensions = s.coin() ? Dims{0} : Dims{0, 1};
+    s.slice(s.op(Opcode::Reverse, a, {x}), s.ranges(s.type(x).dims));
+  };
+  m["slice-of-pad"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.dtype();
+    const Id x = s.leaf(t, s.dims(2, 1, 5));
+    const Dims d = s.type(x).dims;
+    NodeAttributes a;
+    a.padding = {{s.pick(0, 2), s.pick(0, 2), 0}, {s.pick(0, 2), s.pick(0, 2), 0}};
+    const Id p = s.op(Opcode::Pad, a, {x, s.b().scalar(t, 0)});
+    std::vector<hlo::SliceRange> r;
+    for (std::size_t k = 0; k < 2; ++k) {
+      const auto q = s.range(d[k]);
+      r.push_back({q.start + a.padding[k].low, q.limit + a.padding[k].low, q.stride});
+    }
+    s.slice(p, r);
+  };
+  m["pad-identity"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.dtype();
+    NodeAttributes a;
+    a.padding = {{0, 0, 0}, {0, s.coin() ? 0 : 1, 0}};
+    s.op(Opcode::Pad, a, {s.leaf(t, s.dims(2)), s.b().scalar(t, 1)});
+  };
+  m["reverse-of-reverse"] = [](Instance& s, const AxiomInfo&) {
+    NodeAttributes a, c;
+    a.dimensions = s.coin() ? Dims{0} : Dims{0, 1};
+    c.dimensions = s.coin() ? Dims{1} : Dims{0};
+    s.op(Opcode::Reverse, c, {s.op(Opcode::Reverse, a, {s.leaf(s.dtype(), s.dims(2))})});
+  };
+  m["reverse-size-one"] = [](Instance& s, const AxiomInfo&) {
+    NodeAttributes a;
+    a.dimensions = {1};
+    s.op(Opcode::Reverse, a, {s.leaf(s.dtype(), {s.pick(1, 4), s.pick(1, 2)})});
+  };
+  m["broadcast-of-broadcast"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(1));
+    NodeAttributes a, c;
+    a.shape = {s.type(x).dims[0], s.pick(1, 3)};
+    a.dimensions = {0};
+    c.shape = {s.pick(1, 3), a.shape[1], a.shape[0]};
+    c.dimensions = {2, 1};
+    s.op(Opcode::Broadcast, c, {s.op(Opcode::Broadcast, a, {x})});
+  };
+  m["broadcast-as-reshape"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(2));
+    NodeAttributes a;
+    a.shape = {s.type(x).dims[0], 1, s.type(x).dims[1]};
+    a.dimensions = {0, 2};
+    s.op(Opcode::Broadcast, a, {x});
+  };
+  // ---- elementwise ----
+  const auto operand = [](Instance& s, Opcode u, DType t, Dims d) -> std::pair<Id, DType> {
+    // An operand for unary u and the dtype u's attribute takes.
+    if (u == Opcode::BitcastConvert) {
+      const bool f = s.coin();
+      return {s.leaf(f ? DType::f32 : DType::s32, d), f ? DType::s32 : DType::f32};
+    }
+    if (u == Opcode::Convert) return {s.leaf(t, d), s.dtype()};
+    return {s.leaf(hlo::shape_detail::is_elementwise_unary(u) && u != Opcode::Copy && u != Opcode::Negate &&
+                           u != Opcode::Abs ? s.float_type() : t,
+                   d),
+            DType::u8};
+  };
+  const auto apply_op = [operand](Instance& s, Opcode f, DType t, Dims d) {
+    if (hlo::shape_detail::is_elementwise_binary(f)) {
+      const Id x = s.leaf(t, d), y = s.leaf(t, d);
+      return s.op(f, NodeAttributes{}, {x, y});
+    }
+    auto [x, to] = operand(s, f, t, d);
+    return s.unary(f, x, to);
+  };
+  m["slice-of-<op>"] = [apply_op](Instance& s, const AxiomInfo& i) {
+    const Id e = apply_op(s, i.lhs_opcodes[1], s.dtype(), s.dims(2, 1, 6));
+    s.slice(e, s.ranges(s.type(e).dims));
+  };
+  m["transpose-of-<op>"] = [apply_op](Instance& s, const AxiomInfo& i) {
+    const Id e = apply_op(s, i.lhs_opcodes[1], s.dtype(), s.dims(3, 1, 4));
+    s.transpose(e, s.permutation(3));
+  };
+  m["reshape-of-<op>"] = [apply_op](Instance& s, const AxiomInfo& i) {
+    const Id e = apply_op(s, i.lhs_opcodes[1], s.dtype(), s.dims(2, 1, 5));
+    s.reshape(e, {s.type(e).element_count()});
+  };
+  m["concat-of-<op>"] = [operand](Instance& s, const AxiomInfo& i) {
+    const Opcode f = i.lhs_opcodes[1];
+    const DType t = s.dtype();
+    const auto cols = s.pick(1, 4);
+    if (hlo::shape_detail::is_elementwise_binary(f)) {
+      const Dims d1{s.pick(1, 3), cols}, d2{s.pick(1, 3), cols};
+      const Id l = s.op(f, NodeAttributes{}, {s.leaf(t, d1), s.leaf(t, d1)});
+      const Id r = s.op(f, NodeAttributes{}, {s.leaf(t, d2), s.leaf(t, d2)});
+      s.concat({l, r}, 0);
+      return;
+    }
+    auto [a, to] = operand(s, f, t, {s.pick(1, 3), cols});
+    const Id b = s.leaf(s.type(a).dtype, {s.pick(1, 3), cols});
+    s.concat({s.unary(f, a, to), s.unary(f, b, to)}, 0);
+  };
+  m["<op>-of-broadcasts"] = [](Instance& s, const AxiomInfo& i) {
+    const DType t = s.dtype();
+    const auto n = s.pick(1, 4);
+    NodeAttributes a;
+    a.shape = {s.pick(1, 4), n};
+    a.dimensions = {1};
+    const Id x = s.op(Opcode::Broadcast, a, {s.leaf(t, {n})});
+    const Id y = s.op(Opcode::Broadcast, a, {s.leaf(t, {n})});
+    s.op(i.lhs_opcodes[0], NodeAttributes{}, {x, y});
+  };
+  m["split-<op>"] = [](Instance& s, const AxiomInfo& i) {
+    const DType t = s.dtype();
+    const Dims d{2 * s.pick(1, 4), s.pick(1, 4)};
+    s.op(i.lhs_opcodes[0], NodeAttributes{}, {s.leaf(t, d), s.leaf(t, d)});
+  };
+  m["<op>-commutative"] = m["split-<op>"];
+  m["<op>-associative"] = [](Instance& s, const AxiomInfo& i) {
+    const DType t = s.dtype();
+    const Dims d = s.dims(2, 1, 4);
+    const Opcode f = i.lhs_opcodes[0];
+    s.op(f, NodeAttributes{}, {s.op(f, NodeAttributes{}, {s.leaf(t, d), s.leaf(t, d)}), s.leaf(t, d)});
+  };
+  // ---- dot ----
+  const auto random_dot = [](Instance& s, bool batch) {
+    // Random operand layouts: lhs [m,k] or [k,m], rhs [k,n] or [n,k], optionally a batch dim.
+    const DType t = s.dtype();
+    const auto M = s.pick(1, 3) * 2, K = s.pick(1, 3) * (s.coin() ? 2 : 1) + (s.coin() ? 1 : 0), N = s.pick(1, 3) * 2;
+    const bool lt = s.coin(), rt = s.coin();
+    hlo::DotDimensions d;
+    Dims ld = lt ? Dims{K, M} : Dims{M, K}, rd = rt ? Dims{N, K} : Dims{K, N};
+    d.lhs_contracting = {lt ? 0 : 1};
+    d.rhs_contracting = {rt ? 1 : 0};
+    if (batch) {
+      const auto B = s.pick(1, 3);
+      ld.insert(ld.begin(), B);
+      rd.insert(rd.begin(), B);
+      d.lhs_batch = {0};
+      d.rhs_batch = {0};
+      d.lhs_contracting[0] += 1;
+      d.rhs_contracting[0] += 1;
+    }
+    const DType result = t == DType::s8 && s.coin() ? DType::s32 : t;
+    return s.dot(s.leaf(t, ld), s.leaf(t, rd), d, result);
+  };
+  for (const char* name : {"dot-split-lhs-free", "dot-split-rhs-free", "dot-split-contracting", "dot-swap-operands"})
+    m[name] = [random_dot](Instance& s, const AxiomInfo&) { random_dot(s, s.coin()); };
+  for (const char* name : {"dot-canonical-lhs", "dot-canonical-rhs", "dot-pad-contracting", "dot-pad-lhs-free"})
+    m[name] = [random_dot](Instance& s, const AxiomInfo&) { random_dot(s, false); };
+  m["slice-of-dot"] = [random_dot](Instance& s, const AxiomInfo&) {
+    const Id d = random_dot(s, false);
+    s.slice(d, s.ranges(s.type(d).dims));
+  };
+  const auto fold = [](Instance& s, bool lhs) {
+    const DType t = s.dtype();
+    const auto M = s.pick(1, 4), K = s.pick(1, 4), N = s.pick(1, 4);
+    hlo::DotDimensions d;
+    d.lhs_contracting = {1};
+    d.rhs_contracting = {0};
+    if (lhs) s.dot(s.transpose(s.leaf(t, {K, M}), {1, 0}), s.leaf(t, {K, N}), d, t);
+    else s.dot(s.leaf(t, {M, K}), s.transpose(s.leaf(t, {N, K}), {1, 0}), d, t);
+  };
+  m["dot-fold-transpose-lhs"] = [fold](Instance& s, const AxiomInfo&) { fold(s, true); };
+  m["dot-fold-transpose-rhs"] = [fold](Instance& s, const AxiomInfo&) { fold(s, false); };
+  m["dot-unpad-contracting"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.dtype();
+    const auto M = s.pick(1, 4), K = s.pick(1, 4), N = s.pick(1, 4), extra = s.pick(1, 3);
+    NodeAttributes pa, pb;
+    pa.padding = {{0, 0, 0}, {0, extra, 0}};
+    pb.padding = {{0, extra, 0}, {0, 0, 0}};
+    const Id zero = s.b().scalar(t, 0);
+    hlo::DotDimensions d;
+    d.lhs_contracting = {1};
+    d.rhs_contracting = {0};
+    s.dot(s.op(Opcode::Pad, pa, {s.leaf(t, {M, K}), zero}), s.op(Opcode::Pad, pb, {s.leaf(t, {K, N}), zero}), d, t);
+  };
+  m["broadcast-as-dot"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(1));
+    NodeAttributes a;
+    a.dimensions = {s.pick(0, 1)};
+    a.shape = a.dimensions[0] == 0 ? Dims{s.type(x).dims[0], s.pick(1, 4)} : Dims{s.pick(1, 4), s.type(x).dims[0]};
+    s.op(Opcode::Broadcast, a, {x});
+  };
+  m["reduce-as-dot"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.dtype();
+    NodeAttributes a;
+    a.dimensions = {s.pick(0, 1)};
+    a.reduce = ReduceKind::Add;
+    s.op(Opcode::Reduce, a, {s.leaf(t, s.dims(2)), s.b().scalar(t, 0)});
+  };
+  m["reverse-as-dot"] = [](Instance& s, const AxiomInfo&) {
+    NodeAttributes a;
+    a.dimensions = {s.pick(0, 1)};
+    s.op(Opcode::Reverse, a, {s.leaf(s.dtype(), s.dims(2))});
+  };
+  m["transpose-as-dot"] = [](Instance& s, const AxiomInfo&) { s.transpose(s.leaf(s.dtype(), s.dims(2)), {1, 0}); };
+  m["dot-identity-introduction"] = [](Instance& s, const AxiomInfo&) {
+    s.unary(Opcode::Negate, s.leaf(s.dtype(), s.dims(2)));
+  };
+  return m;
+}
+
+struct RuleStats {
+  int instances = 0;  // instances where the rule added something to a matched class
+  int checks = 0;     // (node, input) comparisons
+};
+
+// Builds one instance, applies the rule once and checks every node it added to a matched class.
+void check_instance(SelectionContext& ctx, const Axiom& axiom, const Generator& gen, std::mt19937_64& rng,
+                    RuleStats& stats) {
+  Instance s(ctx, rng);
+  gen(s, axiom.info);
+  s.g.rebuild();
+  egraph::MatchList matches;
+  axiom.rule.search(s.g, matches);
+  if (matches.empty()) return;
+  // Before: each matched class's term (one node per class in a fresh instance).
+  std::vector<std::pair<Id, std::vector<Id>>> before;
+  std::vector<TermModule> lhs_terms;
+  for (std::size_t i = 0; i < matches.size(); ++i) {
+    const Id cls = s.g.find(matches.eclass(i));
+    const auto& nodes = s.g.eclass(cls).nodes;
+    before.emplace_back(cls, std::vector<Id>(nodes.begin(), nodes.end()));
+    lhs_terms.push_back(term_to_hlo(s.g, s.ctx, nodes.front()));
+  }
+  axiom.rule.apply(s.g, matches);
+  s.g.rebuild();
+  bool added = false;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    const auto& [cls, old_nodes] = before[i];
+    for (Id n : s.g.eclass(cls).nodes) {
+      if (std::find(old_nodes.begin(), old_nodes.end(), n) != old_nodes.end()) continue;
+      added = true;
+      const TermModule rhs = term_to_hlo(s.g, s.ctx, n);
+      for (bool fractional : {false, true}) {
+        std::map<std::int64_t, Literal> values;
+        for (const auto& [index, type] : s.leaf_types) values.emplace(index, random_value(type, rng, fractional));
+        const Literal want = run(lhs_terms[i], values);
+        const Literal got = run(rhs, values);
+        std::string why;
+        const bool ok = close(want, got, axiom.info.reassociates && fractional, why);
+        if (!ok) {
+          INFO("rule " << axiom.info.name << ": " << why);
+          INFO("lhs nodes " << lhs_terms[i].module.entry_computation().instructions.size() << ", rhs root "
+                            << hlo::opcode_name(rhs.module.entry_computation().root_instruction().opcode));
+          CHECK(ok);
+        }
+        ++stats.checks;
+      }
+    }
+  }
+  if (added) ++stats.instances;
+}
+
+}  // namespace
+
+TEST_CASE("ir axioms: at least 100 rules with unique names and descriptions", "[select][axioms]") {
+  SelectionContext ctx;
+  const auto axioms = ir_axiom_set(ctx);
+  CHECK(axioms.size() >= 100);
+  std::set<std::string> names;
+  for (const auto& a : axioms) {
+    INFO(a.info.name);
+    CHECK(names.insert(a.info.name).second);
+    CHECK(a.rule.name() == a.info.name);
+    CHECK(!a.info.source.empty());
+  }
+  const auto rules = ir_axioms(ctx);
+  REQUIRE(rules.size() == axioms.size());
+  CHECK(ir_axiom_infos().size() == axioms.size());
+}
+
+TEST_CASE("ir axioms: every rule is sound on random instances", "[select][axioms]") {
+  SelectionContext ctx;
+  const auto axioms = ir_axiom_set(ctx);
+  const auto gens = generators();
+  std::mt19937_64 rng(20240611);
+  int total_instances = 0, total_checks = 0;
+  for (const auto& axiom : axioms) {
+    INFO("rule " << axiom.info.name << " (template " << axiom.info.shape << ")");
+    auto it = gens.find(axiom.info.shape);
+    REQUIRE(it != gens.end());
+    RuleStats stats;
+    for (int attempt = 0; attempt < 120 && stats.instances < 20; ++attempt) {
+      try {
+        check_instance(ctx, axiom, it->second, rng, stats);
+      } catch (const Error& e) {
+        FAIL_CHECK("act::Error: " << e.what());
+        break;
+      }
+    }
+    // A rule whose generator never instantiates it is itself a failure.
+    CHECK(stats.instances >= 5);
+    total_instances += stats.instances;
+    total_checks += stats.checks;
+  }
+  WARN("axioms: " << axioms.size() << " rules, " << total_instances << " instances, " << total_checks << " comparisons");
+}
+
+TEST_CASE("term_to_hlo: shared classes become one instruction; inputs map to parameters", "[select][axioms]") {
+  SelectionContext ctx;
+  TensorGraph g{TensorAnalysis(&ctx)};
+  Build b{g, ctx};
+  const Id in = g.add(make_input(ctx.attributes, 3, 8), {});
+  const Id x = b.reshape(in, {2, 4});
+  NodeAttributes none;
+  const Id sum = b.op(Opcode::Add, none, {x, x});
+  const TermModule t = term_to_hlo(g, ctx, g.eclass(sum).nodes.front());
+  REQUIRE(t.inputs == std::vector<std::int64_t>{3});
+  CHECK(t.module.entry_computation().instructions.size() == 3);  // parameter, reshape, add
+  Literal arg(Shape(DType::u8, {8}));
+  for (int i = 0; i < 8; ++i) arg.set_int(i, 10 * i);
+  const Literal r = hlo::evaluate(t.module, std::vector<Literal>{arg});
+  CHECK(r.shape().dims == Dims{2, 4});
+  CHECK(r.get_int(5) == 100);
+  CHECK(r.get_int(7) == static_cast<std::uint8_t>(140));
+}

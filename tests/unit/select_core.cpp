@@ -1,0 +1,540 @@
+// select/ core: type inference, module 1 (kernel -> e-graph), IR->ISA rule generation, identity
+// instructions, and saturation on the QKV attention kernel.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "act/core/error.hpp"
+#include "act/isa/qkv.hpp"
+#include "act/select/tensor_graph.hpp"
+#include "act/select/type_inference.hpp"
+
+using namespace act;
+using namespace act::select;
+using hlo::Opcode;
+
+namespace {
+
+SelectionContext qkv_context() {
+  SelectionContext c;
+  c.isa = isa::view<isa::Qkv>();
+  return c;
+}
+
+std::size_t instruction_index(const SelectionContext& c, std::string_view name) {
+  for (std::size_t i = 0; i < c.isa.instructions.size(); ++i)
+    if (c.isa.instructions[i].name == name) return i;
+  FAIL("no instruction " << name);
+  return 0;
+}
+
+Shape infer(const SelectionContext& c, const TensorOp& op, std::vector<Shape> children) {
+  std::vector<const Shape*> ptrs;
+  for (const Shape& s : children) ptrs.push_back(&s);
+  return infer_type(c, op, ptrs);
+}
+
+}  // namespace
+
+TEST_CASE("type inference: leaves, byte views and layout operators") {
+  SelectionContext c = qkv_context();
+  auto& t = c.attributes;
+  CHECK(infer(c, make_input(t, 0, 8192), {}) == Shape(DType::u8, {8192}));
+  NodeAttributes reshape;
+  reshape.shape = {64, 64, 2};
+  const Shape bytes = infer(c, make_operator(t, Opcode::Reshape, reshape), {Shape(DType::u8, {8192})});
+  CHECK(bytes == Shape(DType::u8, {64, 64, 2}));
+  NodeAttributes to_bf16;
+  to_bf16.dtype = DType::bf16;
+  CHECK(infer(c, make_operator(t, Opcode::BitcastConvert, to_bf16), {bytes}) == Shape(DType::bf16, {64, 64}));
+  NodeAttributes to_u8;
+  to_u8.dtype = DType::u8;
+  CHECK(infer(c, make_operator(t, Opcode::BitcastConvert, to_u8), {Shape(DType::bf16, {3, 5})}) ==
+        Shape(DType::u8, {3, 5, 2}));
+  // widening needs the ratio as minor-most dim
+  CHECK_THROWS_AS(infer(c, make_operator(t, Opcode::BitcastConvert, to_bf16), {Shape(DType::u8, {64, 3})}), Error);
+  reshape.shape = {100};
+  CHECK_THROWS_AS(infer(c, make_operator(t, Opcode::Reshape, reshape), {Shape(DType::u8, {8192})}), Error);
+
+  NodeAttributes transpose;
+  transpose.dimensions = {1, 0};
+  CHECK(infer(c, make_operator(t, Opcode::Transpose, transpose), {Shape(DType::bf16, {3, 7})}) ==
+        Shape(DType::bf16, {7, 3}));
+  transpose.dimensions = {0, 0};
+  CHECK_THROWS_AS(infer(c, make_operator(t, Opcode::Transpose, transpose), {Shape(DType::bf16, {3, 7})}), Error);
+
+  NodeAttributes slice;
+  slice.slice = {{2, 10, 1}, {0, 64, 3}};
+  CHECK(infer(c, make_operator(t, Opcode::Slice, slice), {Shape(DType::f32, {16, 64})}) == Shape(DType::f32, {8, 22}));
+  CHECK(infer(c, make_slice_h(t, 1, slice.slice), {Shape(DType::f32, {16, 64})}) == Shape(DType::f32, {8, 22}));
+  slice.slice = {{2, 20, 1}, {0, 64, 1}};
+  CHECK_THROWS_AS(infer(c, make_operator(t, Opcode::Slice, slice), {Shape(DType::f32, {16, 64})}), Error);
+
+  NodeAttributes concat;
+  concat.dimensions = {0};
+  CHECK(infer(c, make_operator(t, Opcode::Concatenate, concat), {Shape(DType::bf16, {3, 64}), Shape(DType::bf16, {5, 64})}) ==
+        Shape(DType::bf16, {8, 64}));
+  CHECK(infer(c, make_concat_h(t, 1, 0), {Shape(DType::bf16, {3, 64}), Shape(DType::bf16, {5, 64})}) ==
+        Shape(DType::bf16, {8, 64}));
+  CHECK_THROWS_AS(infer(c, make_concat_h(t, 1, 0), {Shape(DType::bf16, {3, 64}), Shape(DType::bf16, {5, 32})}), Error);
+
+  NodeAttributes pad;
+  pad.padding = {{1, 2, 0}, {0, 0, 1}};
+  CHECK(infer(c, make_operator(t, Opcode::Pad, pad), {Shape(DType::s8, {4, 5}), Shape(DType::s8, {})}) ==
+        Shape(DType::s8, {7, 9}));
+}
+
+TEST_CASE("type inference: compute operators") {
+  SelectionContext c = qkv_context();
+  auto& t = c.attributes;
+  const Shape m(DType::bf16, {64, 32});
+  CHECK(infer(c, make_operator(t, Opcode::Exponential), {m}) == m);
+  CHECK(infer(c, make_operator(t, Opcode::Add), {m, m}) == m);
+  CHECK_THROWS_AS(infer(c, make_operator(t, Opcode::Add), {m, Shape(DType::f32, {64, 32})}), Error);
+  NodeAttributes cmp;
+  cmp.direction = hlo::ComparisonDirection::GT;
+  CHECK(infer(c, make_operator(t, Opcode::Compare, cmp), {m, m}) == Shape(DType::pred, {64, 32}));
+  CHECK(infer(c, make_operator(t, Opcode::Select), {Shape(DType::pred, {64, 32}), m, m}) == m);
+  NodeAttributes conv;
+  conv.dtype = DType::f32;
+  CHECK(infer(c, make_operator(t, Opcode::Convert, conv), {m}) == Shape(DType::f32, {64, 32}));
+
+  NodeAttributes bcast;
+  bcast.shape = {64, 32};
+  bcast.dimensions = {0};
+  CHECK(infer(c, make_operator(t, Opcode::Broadcast, bcast), {Shape(DType::bf16, {64})}) == m);
+  CHECK_THROWS_AS(infer(c, make_operator(t, Opcode::Broadcast, bcast), {Shape(DType::bf16, {32})}), Error);
+
+  NodeAttributes reduce;
+  reduce.dimensions = {1};
+  reduce.reduce = ReduceKind::Add;
+  CHECK(infer(c, make_operator(t, Opcode::Reduce, reduce), {m, Shape(DType::bf16, {})}) == Shape(DType::bf16, {64}));
+
+  NodeAttributes dot;
+  dot.dtype = DType::f32;
+  dot.dot.lhs_contracting = {1};
+  dot.dot.rhs_contracting = {0};
+  CHECK(infer(c, make_operator(t, Opcode::Dot, dot), {m, Shape(DType::bf16, {32, 16})}) == Shape(DType::f32, {64, 16}));
+  CHECK_THROWS_AS(infer(c, make_operator(t, Opcode::Dot, dot), {m, Shape(DType::bf16, {16, 32})}), Error);
+  dot.dot.lhs_batch = {0};
+  dot.dot.rhs_batch = {0};
+  dot.dot.lhs_contracting = {2};
+  dot.dot.rhs_contracting = {1};
+  CHECK(infer(c, make_operator(t, Opcode::Dot, dot), {Shape(DType::bf16, {4, 8, 16}), Shape(DType::bf16, {4, 16, 2})}) ==
+        Shape(DType::f32, {4, 8, 2}));
+}
+
+TEST_CASE("type inference: pii output types come from the semantics with alpha bound") {
+  SelectionContext c = qkv_context();
+  auto& t = c.attributes;
+  const auto load_rm = instruction_index(c, "load_rm");
+  CHECK(infer(c, make_pii(t, load_rm, {32}), {Shape(DType::u8, {4096})}) == Shape(DType::bf16, {32, 64}));
+  CHECK(c.pii_output_types.size() == 1);
+  CHECK(infer(c, make_pii(t, load_rm, {32}), {Shape(DType::u8, {4096})}) == Shape(DType::bf16, {32, 64}));
+  CHECK(c.pii_output_types.size() == 1);  // cached
+  const auto load_cm = instruction_index(c, "load_cm");
+  CHECK(infer(c, make_pii(t, load_cm, {64}), {Shape(DType::u8, {8192})}) == Shape(DType::bf16, {64, 64}));
+  const auto store_rm = instruction_index(c, "store_rm");
+  CHECK(infer(c, make_pii(t, store_rm, {3}), {Shape(DType::bf16, {3, 64})}) == Shape(DType::u8, {384}));
+  const auto gemm = instruction_index(c, "gemm");
+  CHECK(infer(c, make_pii(t, gemm, {}), {Shape(DType::bf16, {64, 64}), Shape(DType::bf16, {64, 64})}) ==
+        Shape(DType::bf16, {64, 64}));
+  // wrong alpha count or child count: a rule bug
+  CHECK_THROWS_AS(infer(c, make_pii(t, gemm, {1}), {Shape(DType::bf16, {64, 64}), Shape(DType::bf16, {64, 64})}), Error);
+  CHECK_THROWS_AS(infer(c, make_pii(t, load_rm, {32}), {}), Error);
+}
+
+// ---- module 1 -------------------------------------------------------------------------------
+
+#include "act/hlo/parser.hpp"
+#include "act/select/init.hpp"
+#include "act/testing/files.hpp"
+
+namespace {
+
+std::string shared(const std::string& relative) { return std::string(ACT_SHARED_DIR) + "/" + relative; }
+
+// The operator chain below `id` following first children (first node of each class).
+std::vector<std::string> chain(const TensorGraph& g, const SelectionContext& c, egraph::Id id) {
+  std::vector<std::string> out;
+  for (;;) {
+    const auto& cls = g.eclass(id);
+    const auto node = g.node(cls.nodes.front());
+    out.push_back(node.op.kind == NodeKind::Operator ? std::string(hlo::opcode_name(node.op.opcode))
+                                                     : std::string(to_string(node.op.kind)));
+    (void)c;
+    if (node.children.empty()) return out;
+    id = node.children[0];
+  }
+}
+
+}  // namespace
+
+TEST_CASE("module 1: attention.hlo enters byte-flattened") {
+  SelectionContext c = qkv_context();
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto kernel = testing::load_kernel(shared("kernels/qkv/attention.hlo"));
+  const InitialGraph init = add_kernel(g, c, kernel);
+  REQUIRE(init.inputs.size() == 3);
+  REQUIRE(init.roots.size() == 1);
+  CHECK(init.input_addresses == std::vector<std::int64_t>{0, 8192, 16384});
+  CHECK(init.output_addresses == std::vector<std::int64_t>{24576});
+  for (auto in : init.inputs) CHECK(g.data(in).type == Shape(DType::u8, {8192}));
+  CHECK(g.data(init.roots[0]).type == Shape(DType::u8, {8192}));
+  // root = reshape(bitcast-convert(dot(...)))
+  CHECK(chain(g, c, init.roots[0]) ==
+        std::vector<std::string>{"reshape", "bitcast-convert", "dot", "divide", "exponential", "dot",
+                                 "bitcast-convert", "reshape", "input"});
+  // 3 inputs x (input, reshape, bitcast) + transpose, dot, exp, zero, reduce, broadcast, divide,
+  // dot + root bitcast, reshape = 9 + 8 + 2
+  CHECK(g.num_nodes() == 19);
+  CHECK(g.num_classes() == 19);
+  CHECK(c.constants.size() == 1);
+}
+
+TEST_CASE("module 1: a tiled s8 parameter is read through reshape + transpose") {
+  SelectionContext c = qkv_context();
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto kernel = testing::load_kernel(shared("kernels/paper/k1_cnn_inf_amx.hlo"));
+  const InitialGraph init = add_kernel(g, c, kernel);
+  REQUIRE(init.inputs.size() == 2);
+  // A u8[32,64]: 2048 bytes at 0; B s8[32,64]{T(16,4)}: 32x64 tiles evenly, 2048 bytes at 2048.
+  CHECK(init.input_addresses == std::vector<std::int64_t>{0, 2048});
+  CHECK(g.data(init.inputs[1]).type == Shape(DType::u8, {2048}));
+  // output s32[32,32]{T(16,16)}: 4096 bytes after the inputs
+  CHECK(init.output_addresses == std::vector<std::int64_t>{4096});
+  CHECK(g.data(init.roots[0]).type == Shape(DType::u8, {4096}));
+  // B: input -> reshape u8[2,16,16,4] -> bitcast s8 -> transpose {0,2,1,3} -> reshape s8[32,64]
+  // (no slice: 32x64 needs no tiling padding)
+  CHECK(chain(g, c, init.roots[0]).front() == "reshape");
+  NodeAttributes split;
+  split.shape = {2, 16, 16, 4};
+  const auto reshape_b = g.lookup(make_operator(c.attributes, Opcode::Reshape, split), {init.inputs[1]});
+  REQUIRE(reshape_b);
+  NodeAttributes to_s8;
+  to_s8.dtype = DType::s8;
+  const auto s8_tiles = g.lookup(make_operator(c.attributes, Opcode::BitcastConvert, to_s8), {*reshape_b});
+  REQUIRE(s8_tiles);
+  NodeAttributes interleave;
+  interleave.dimensions = {0, 2, 1, 3};
+  const auto t = g.lookup(make_operator(c.attributes, Opcode::Transpose, interleave), {*s8_tiles});
+  REQUIRE(t);
+  NodeAttributes merge;
+  merge.shape = {32, 64};
+  const auto logical = g.lookup(make_operator(c.attributes, Opcode::Reshape, merge), {*t});
+  REQUIRE(logical);
+  CHECK(g.data(*logical).type == Shape(DType::s8, {32, 64}));
+}
+
+TEST_CASE("module 1: unsupported operators and reducers are reported at their location") {
+  SelectionContext c = qkv_context();
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto kernel = hlo::parse_module(R"(HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT s = f32[4] sort(p), dimensions={0}
+})");
+  try {
+    add_kernel(g, c, kernel);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Unsupported);
+    CHECK(e.location().line == 4);
+  }
+  const auto odd_reduce = hlo::parse_module(R"(HloModule m
+sub {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT d = f32[] subtract(x, y)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(p, z), dimensions={0}, to_apply=sub
+})");
+  TensorGraph g2{TensorAnalysis(&c)};
+  CHECK_THROWS_AS(add_kernel(g2, c, odd_reduce), Error);
+}
+
+// ---- IR->ISA rules --------------------------------------------------------------------------
+
+#include "act/select/isa_rules.hpp"
+
+namespace {
+
+const IsaRuleInfo& rule_info(const IsaRuleSet& set, std::string_view name) {
+  for (const auto& info : set.infos)
+    if (info->name == name) return *info;
+  FAIL("no rule for " << name);
+  throw 0;
+}
+
+std::size_t rule_index(const IsaRuleSet& set, std::string_view name) {
+  for (std::size_t i = 0; i < set.infos.size(); ++i)
+    if (set.infos[i]->name == name) return i;
+  FAIL("no rule for " << name);
+  return 0;
+}
+
+// bitcast-convert(reshape(Input u8[rows*128])) : bf16[rows,64], as module 1 builds it.
+egraph::Id bf16_rows_from_hbm(TensorGraph& g, SelectionContext& c, std::int64_t parameter, std::int64_t rows) {
+  const auto in = g.add(make_input(c.attributes, parameter, rows * 128));
+  NodeAttributes r;
+  r.shape = {rows, 64, 2};
+  const auto bytes = g.add(make_operator(c.attributes, Opcode::Reshape, r), {in});
+  NodeAttributes b;
+  b.dtype = DType::bf16;
+  return g.add(make_operator(c.attributes, Opcode::BitcastConvert, b), {bytes});
+}
+
+// The Pii nodes of class `id`: (instruction name, alpha).
+std::vector<std::pair<std::string, std::vector<std::int64_t>>> piis(const TensorGraph& g, const SelectionContext& c,
+                                                                     egraph::Id id) {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
+  for (auto n : g.eclass(id).nodes) {
+    const auto node = g.node(n);
+    if (node.op.kind != NodeKind::Pii) continue;
+    const auto& a = c.attributes_of(node.op);
+    out.emplace_back(std::string(c.isa.instructions[static_cast<std::size_t>(a.index)].name), a.alpha);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("IR->ISA rules: one per QKV instruction, patterns from the semantics DAG") {
+  SelectionContext c = qkv_context();
+  const IsaRuleSet set = isa_rules(c);
+  CHECK(set.rules.size() == c.isa.instructions.size());
+  CHECK(set.skipped.empty());
+  CHECK(rule_info(set, "load_rm").pattern_text == "(bitcast-convert :to bf16 (reshape ?In1))");
+  CHECK(rule_info(set, "load_cm").pattern_text ==
+        "(transpose :dimensions {1,0} (bitcast-convert :to bf16 (reshape ?In1)))");
+  // softmax: exponential(In1) is one shared pattern node
+  const auto& softmax = rule_info(set, "softmax");
+  CHECK(softmax.pattern_text ==
+        "(divide (exponential ?In1) (broadcast :dimensions {0} (reduce :kind add :dimensions {1} (exponential ?In1) "
+        "(constant 0))))");
+  const auto& pattern = set.rules[rule_index(set, "softmax")].searcher();
+  std::size_t operators = 0;
+  for (const auto& n : pattern.nodes()) operators += n.is_var ? 0 : 1;
+  CHECK(operators == 5);  // divide, exponential (once), broadcast, reduce, constant
+  CHECK(pattern.nodes().size() == 6);
+  CHECK(rule_info(set, "gemm").alpha_constraints.empty());
+  CHECK(rule_info(set, "load_rm").alpha_constraints == std::vector<std::string>{"n >= 1", "n <= 128"});
+}
+
+TEST_CASE("IR->ISA rules: alpha is solved from the matched types and constraints reject") {
+  SelectionContext c = qkv_context();
+  const IsaRuleSet set = isa_rules(c);
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto rows32 = bf16_rows_from_hbm(g, c, 0, 32);    // bf16[32,64]: n = 32
+  const auto rows200 = bf16_rows_from_hbm(g, c, 1, 200);  // n = 200 > 128: rejected
+  const auto rows128 = bf16_rows_from_hbm(g, c, 2, 128);  // n = 128: the largest load
+  g.rebuild();
+  const auto& load_rm = set.rules[rule_index(set, "load_rm")];
+  egraph::MatchList matches;
+  load_rm.search(g, matches);
+  CHECK(matches.size() == 2);
+  load_rm.apply(g, matches);
+  g.rebuild();
+  using P = std::vector<std::pair<std::string, std::vector<std::int64_t>>>;
+  CHECK(piis(g, c, rows32) == P{{"load_rm", {32}}});
+  CHECK(piis(g, c, rows200).empty());
+  CHECK(piis(g, c, rows128) == P{{"load_rm", {128}}});
+  CHECK(g.data(rows32).type == Shape(DType::bf16, {32, 64}));
+
+  // load_cm needs n == 64: a transposed 32-row load does not match, a 64-row one does
+  NodeAttributes t;
+  t.dimensions = {1, 0};
+  const auto cm32 = g.add(make_operator(c.attributes, Opcode::Transpose, t), {rows32});
+  const auto cm64 = g.add(make_operator(c.attributes, Opcode::Transpose, t), {bf16_rows_from_hbm(g, c, 3, 64)});
+  g.rebuild();
+  const auto& load_cm = set.rules[rule_index(set, "load_cm")];
+  load_cm.search(g, matches);
+  load_cm.apply(g, matches);
+  g.rebuild();
+  CHECK(piis(g, c, cm32).empty());
+  CHECK(piis(g, c, cm64) == P{{"load_cm", {64}}});
+}
+
+TEST_CASE("IR->ISA rules: describe lists pattern, alpha solving and constraints") {
+  SelectionContext c = qkv_context();
+  const IsaRuleSet set = isa_rules(c);
+  const auto text = describe(rule_info(set, "store_rm"), *c.isa.find_instruction("store_rm"));
+  CHECK(text.find("n = In1.shape[0]") != std::string::npos);
+  CHECK(text.find("Out0.shape[0] == n * 128") != std::string::npos);
+  CHECK(text.find("a.shape[0] == n") != std::string::npos);
+  CHECK(text.find("n <= 128") != std::string::npos);
+}
+
+// ---- identity instructions --------------------------------------------------------------------
+
+#include "act/egraph/runner.hpp"
+#include "act/select/identity_rules.hpp"
+#include "act/select/rule_set.hpp"
+
+namespace {
+
+// (kind, buffer name) of the identity nodes in class `id`.
+std::vector<std::string> identity_nodes(const TensorGraph& g, const SelectionContext& c, egraph::Id id) {
+  std::vector<std::string> out;
+  for (auto n : g.eclass(id).nodes) {
+    const auto node = g.node(n);
+    if (node.op.kind != NodeKind::SliceH && node.op.kind != NodeKind::ConcatH) continue;
+    out.push_back(fmt::format("{}:{}", to_string(node.op.kind),
+                              c.isa.buffers[static_cast<std::size_t>(c.attributes_of(node.op).index)].name));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void run_rules(TensorGraph& g, const std::vector<TensorRewrite>& rules, egraph::RunnerOptions options = {}) {
+  egraph::Runner<TensorLanguage, TensorAnalysis> runner(std::move(options));
+  runner.run(g, rules);
+}
+
+}  // namespace
+
+TEST_CASE("identity rules: slice^H and concat^H where the buffer's access structure allows") {
+  SelectionContext c = qkv_context();
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto x = bf16_rows_from_hbm(g, c, 0, 64);  // bf16[64,64]: fits d1 (<=128 rows) and d2 (<=64)
+  const auto bytes = g.add(make_input(c.attributes, 1, 8192));
+  NodeAttributes rows;
+  rows.slice = {{0, 32, 1}, {0, 64, 1}};
+  const auto top = g.add(make_operator(c.attributes, Opcode::Slice, rows), {x});
+  NodeAttributes cols;
+  cols.slice = {{0, 64, 1}, {0, 32, 1}};
+  const auto left = g.add(make_operator(c.attributes, Opcode::Slice, cols), {x});  // cuts a unit dim
+  NodeAttributes strided;
+  strided.slice = {{0, 64, 2}, {0, 64, 1}};
+  const auto even = g.add(make_operator(c.attributes, Opcode::Slice, strided), {x});
+  NodeAttributes byte_range;
+  byte_range.slice = {{128, 256, 1}};
+  const auto hbm_part = g.add(make_operator(c.attributes, Opcode::Slice, byte_range), {bytes});
+  NodeAttributes along0;
+  along0.dimensions = {0};
+  const auto both = g.add(make_operator(c.attributes, Opcode::Concatenate, along0), {x, x});  // 128 rows: d1 only
+  const auto halves = g.add(make_operator(c.attributes, Opcode::Concatenate, along0), {top, top});  // 64 rows
+  NodeAttributes along1;
+  along1.dimensions = {1};
+  const auto wide = g.add(make_operator(c.attributes, Opcode::Concatenate, along1), {top, top});  // unit dim
+  run_rules(g, identity_rules(c));
+  using V = std::vector<std::string>;
+  CHECK(identity_nodes(g, c, top) == V{"slice^H:d1", "slice^H:d2"});
+  CHECK(identity_nodes(g, c, left).empty());
+  CHECK(identity_nodes(g, c, even).empty());
+  CHECK(identity_nodes(g, c, hbm_part) == V{"slice^H:d0"});
+  CHECK(identity_nodes(g, c, both) == V{"concat^H:d1"});
+  CHECK(identity_nodes(g, c, halves) == V{"concat^H:d1", "concat^H:d2"});
+  CHECK(identity_nodes(g, c, wide).empty());
+}
+
+// ---- saturation on QKV attention --------------------------------------------------------------
+
+TEST_CASE("saturation: attention.hlo on QKV has every instruction of the expected program") {
+  SelectionContext c = qkv_context();
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto kernel = testing::load_kernel(shared("kernels/qkv/attention.hlo"));
+  const InitialGraph init = add_kernel(g, c, kernel);
+
+  const RuleSet rules = rule_set(c);
+  CHECK(rules.isa_rule_count == 7);
+  CHECK(rules.identity_rule_count == 6);
+  egraph::RunnerOptions options;
+  // load/store/gemm/softmax match the initial e-graph; mov needs copy-introduction first (one
+  // iteration), so three iterations are enough whatever else the axioms add.
+  options.iteration_limit = 3;
+  options.node_limit = 20'000;
+  options.time_limit = std::chrono::duration<double>(20.0);
+  egraph::Runner<TensorLanguage, TensorAnalysis> runner(options);
+  const auto report = runner.run(g, rules.rules);
+  INFO("stop: " << to_string(report.stop_reason) << ", nodes " << g.num_nodes() << ", iterations "
+                << report.iterations.size());
+
+  // Collect every pii in the e-graph: name(alpha) -> classes.
+  std::map<std::string, std::vector<egraph::Id>> found;
+  for (auto cls : g.classes())
+    for (const auto& [name, alpha] : piis(g, c, cls))
+      found[fmt::format("{}({})", name, fmt::join(alpha, ","))].push_back(cls);
+  for (const auto& [k, v] : found) UNSCOPED_INFO(k << " in " << v.size() << " classes");
+
+  // Q and V are bitcast-convert(reshape(Input)): load_rm(64) on their Input classes
+  NodeAttributes r;
+  r.shape = {64, 64, 2};
+  NodeAttributes b;
+  b.dtype = DType::bf16;
+  auto logical = [&](std::size_t p) {
+    const auto bytes = g.lookup(make_operator(c.attributes, Opcode::Reshape, r), {init.inputs[p]});
+    REQUIRE(bytes);
+    const auto v = g.lookup(make_operator(c.attributes, Opcode::BitcastConvert, b), {*bytes});
+    REQUIRE(v);
+    return *v;
+  };
+  using P = std::pair<std::string, std::vector<std::int64_t>>;
+  auto has = [&](egraph::Id cls, const P& want) {
+    const auto all = piis(g, c, cls);
+    return std::find(all.begin(), all.end(), want) != all.end();
+  };
+  CHECK(has(logical(0), P{"load_rm", {64}}));
+  CHECK(has(logical(2), P{"load_rm", {64}}));
+  NodeAttributes t;
+  t.dimensions = {1, 0};
+  const auto k_t = g.lookup(make_operator(c.attributes, Opcode::Transpose, t), {logical(1)});
+  REQUIRE(k_t);
+  CHECK(has(*k_t, P{"load_cm", {64}}));
+  CHECK(has(init.roots[0], P{"store_rm", {64}}));
+  REQUIRE(found.count("gemm()"));
+  CHECK(found["gemm()"].size() >= 2);  // scores and output
+  REQUIRE(found.count("softmax(64)"));
+  REQUIRE(found.count("mov(64)"));
+  // softmax sits on probs = divide(exp(scores), ...), whose exp child is exp(gemm class)
+  const auto probs = found["softmax(64)"].front();
+  bool probs_feeds_gemm = false;
+  for (auto cls : found["gemm()"])
+    for (auto n : g.eclass(cls).nodes) {
+      const auto node = g.node(n);
+      if (node.op.kind == NodeKind::Pii && node.children.size() == 2 && g.find(node.children[0]) == g.find(probs))
+        probs_feeds_gemm = true;
+    }
+  CHECK(probs_feeds_gemm);
+  CHECK(has(probs, P{"mov", {64}}));
+}
+
+TEST_CASE("describe_rules lists generated rules and kept axioms") {
+  const std::string text = describe_rules(isa::view<isa::Qkv>());
+  CHECK(text.find("ISA qkv: 7 IR->ISA rules, 6 identity rules") != std::string::npos);
+  CHECK(text.find("isa:softmax") == std::string::npos);  // rules are listed by instruction name
+  CHECK(text.find("softmax:\n  pattern    (divide (exponential ?In1)") != std::string::npos);
+  CHECK(text.find("identity:slice^H:d1") != std::string::npos);
+}
+
+TEST_CASE("axiom filter: keeps axioms building useful operators, to a fixed point") {
+  IsaRuleSet isa;
+  auto info = std::make_shared<IsaRuleInfo>();
+  info->opcodes = {Opcode::Dot};
+  isa.infos.push_back(info);
+  auto axiom = [](std::string name, std::vector<Opcode> lhs, std::vector<Opcode> rhs) {
+    AxiomInfo a;
+    a.name = std::move(name);
+    a.lhs_opcodes = std::move(lhs);
+    a.rhs_opcodes = std::move(rhs);
+    return a;
+  };
+  const std::vector<AxiomInfo> axioms{
+      axiom("exp-to-log", {Opcode::Exponential}, {Opcode::Log}),        // log is never useful: dropped
+      axiom("neg-to-exp", {Opcode::Negate}, {Opcode::Exponential}),     // exp never becomes useful: dropped
+      axiom("add-to-multiply", {Opcode::Add}, {Opcode::Multiply}),       // multiply useful after mul-to-dot: kept
+      axiom("mul-to-dot", {Opcode::Multiply, Opcode::Transpose}, {Opcode::Dot}),  // builds dot: kept
+      axiom("reshape-to-transpose", {Opcode::Reshape}, {Opcode::Transpose}),      // transpose became useful: kept
+      axiom("slice-of-slice", {Opcode::Slice}, {}),                               // unites only: kept
+  };
+  CHECK(filter_axioms(axioms, isa) == std::vector<std::size_t>{2, 3, 4, 5});
+}

@@ -1,0 +1,309 @@
+// Module 3: buffer-guided, lazy, smallest-first pii-graph extraction on hand-built e-graphs
+// over QKV (d0 = HBM, d1 = scratchpad, d2 = intermediate buffer).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "act/isa/qkv.hpp"
+#include "act/select/explore.hpp"
+#include "act/select/extract.hpp"
+#include "act/select/pii_graph.hpp"
+
+using namespace act;
+using namespace act::select;
+using egraph::Id;
+
+namespace {
+
+constexpr int kD0 = 0, kD1 = 1, kD2 = 2;
+
+struct Fixture {
+  SelectionContext context;
+  TensorGraph graph{TensorAnalysis(&context)};
+
+  Fixture() { context.isa = isa::view<isa::Qkv>(); }
+
+  std::size_t instruction(std::string_view name) const {
+    for (std::size_t i = 0; i < context.isa.instructions.size(); ++i)
+      if (context.isa.instructions[i].name == name) return i;
+    FAIL("no instruction " << name);
+    return 0;
+  }
+  Id input(int parameter) { return graph.add(make_input(context.attributes, parameter, 8192)); }
+  Id pii(std::string_view name, std::initializer_list<Id> operands) {
+    std::vector<std::int64_t> alpha;
+    if (name != "gemm") alpha = {64};
+    return graph.add(make_pii(context.attributes, instruction(name), alpha), operands);
+  }
+  void unite(Id a, Id b) {
+    graph.unite(a, b);
+    graph.rebuild();
+  }
+  std::vector<PiiGraph> all(Id root, std::size_t max_size, bool* exhaustive = nullptr) {
+    Extractor x(graph, context, {root}, ExtractorOptions{max_size, {}});
+    std::vector<PiiGraph> out;
+    while (auto g = x.next()) out.push_back(std::move(*g));
+    if (exhaustive) *exhaustive = x.exhaustive();
+    return out;
+  }
+  std::vector<std::string> multiset(const PiiGraph& g) const { return g.instruction_multiset(context.isa); }
+};
+
+// Nodes built for a request that already had one: size minus distinct (class, buffer) pairs.
+std::size_t duplicates(const PiiGraph& g) {
+  std::map<std::pair<Id, int>, int> seen;
+  std::size_t dups = 0;
+  for (const PiiNode& n : g.nodes())
+    if (!n.is_leaf() && seen[{n.eclass, n.buffer}]++ > 0) ++dups;
+  return dups;
+}
+
+}  // namespace
+
+TEST_CASE("extract: a chain yields exactly its instructions with buffers and types", "[select][extract]") {
+  Fixture f;
+  const Id q = f.input(0);
+  const Id a = f.pii("load_rm", {q});
+  const Id root = f.pii("store_rm", {a});
+  bool exhaustive = false;
+  auto graphs = f.all(root, 8, &exhaustive);
+  REQUIRE(graphs.size() == 1);
+  CHECK(exhaustive);
+  const PiiGraph& g = graphs[0];
+  REQUIRE(g.nodes().size() == 3);
+  CHECK(g.size() == 2);
+  CHECK(g.node(0).kind == PiiNodeKind::Input);
+  CHECK(g.node(0).buffer == kD0);
+  CHECK(g.node(0).index == 0);
+  CHECK(g.node(1).kind == PiiNodeKind::Pii);
+  CHECK(g.node(1).buffer == kD1);
+  CHECK(g.node(1).type.dims == std::vector<std::int64_t>{64, 64});
+  CHECK(g.node(1).type.dtype == DType::bf16);
+  CHECK(g.node(1).eclass == f.graph.find(a));
+  CHECK(g.node(1).operands == std::vector<std::size_t>{0});
+  CHECK(g.node(2).buffer == kD0);
+  CHECK(g.roots() == std::vector<std::size_t>{2});
+  CHECK(f.multiset(g) == std::vector<std::string>{"load_rm(n = 64)", "store_rm(n = 64)"});
+  CHECK(g.to_string(f.context.isa).find("%1 = load_rm(n = 64) %0 : bf16[64,64] @d1") != std::string::npos);
+}
+
+TEST_CASE("extract: an operand class with only a d2 producer cannot feed a d1 operand", "[select][extract]") {
+  Fixture f;
+  const Id q = f.input(0), k = f.input(1);
+  const Id s = f.pii("gemm", {f.pii("load_rm", {q}), f.pii("load_rm", {k})});  // in d2
+  const Id root = f.pii("store_rm", {s});                                       // reads d1
+  bool exhaustive = false;
+  CHECK(f.all(root, 16, &exhaustive).empty());
+  CHECK(exhaustive);
+  {
+    Extractor x(f.graph, f.context, {root});
+    CHECK(x.can_produce(s, kD2));
+    CHECK_FALSE(x.can_produce(s, kD1));
+    CHECK_FALSE(x.can_produce(root, kD0));
+  }
+  // s = mov(s): now s can reach d1 through mov (a cycle in the e-graph: s@d1 -> mov(s@d2)).
+  f.unite(s, f.pii("mov", {s}));
+  auto graphs = f.all(root, 16);
+  REQUIRE(graphs.size() == 1);
+  CHECK(f.multiset(graphs[0]) ==
+        std::vector<std::string>{"gemm()", "load_rm(n = 64)", "load_rm(n = 64)", "mov(n = 64)", "store_rm(n = 64)"});
+  // The class of s contributes two nodes: gemm in d2 and mov in d1.
+  int in_s = 0;
+  for (const PiiNode& n : graphs[0].nodes()) in_s += n.eclass == f.graph.find(s);
+  CHECK(in_s == 2);
+}
+
+TEST_CASE("extract: leaves only in HBM; a constant needed on chip must be loaded", "[select][extract]") {
+  Fixture f;
+  const Id q = f.input(0);
+  const Id c = f.graph.add(make_constant(f.context.attributes, 0, Shape(DType::u8, {8192})));
+  CHECK(f.graph.data(c).is_constant);
+  const Id root = f.pii("store_rm", {f.pii("gemm", {f.pii("load_rm", {q}), f.pii("load_rm", {c})})});
+  // store_rm reads d1 but gemm writes d2: no graph; add the mov.
+  CHECK(f.all(root, 16).empty());
+  const Id root2 = f.pii("store_rm", {f.pii("mov", {f.pii("gemm", {f.pii("load_rm", {q}), f.pii("load_rm", {c})})})});
+  auto graphs = f.all(root2, 16);
+  REQUIRE(graphs.size() == 1);
+  int constants = 0, inputs = 0;
+  for (const PiiNode& n : graphs[0].nodes()) {
+    constants += n.kind == PiiNodeKind::Constant;
+    inputs += n.kind == PiiNodeKind::Input;
+    if (n.is_leaf()) CHECK(n.buffer == kD0);
+  }
+  CHECK(constants == 1);
+  CHECK(inputs == 1);
+  CHECK(graphs[0].size() == 5);  // store, mov, gemm, two loads
+}
+
+TEST_CASE("extract: a class requested in two buffers contributes a node for each", "[select][extract]") {
+  Fixture f;
+  const Id q = f.input(0);
+  const Id a = f.pii("load_rm", {q});
+  const Id c = f.pii("gemm", {a, a});            // c@d2
+  f.unite(c, f.pii("mov", {c}));                  // c@d1 = mov(c@d2)
+  const Id w = f.pii("mov", {f.pii("softmax", {c})});  // softmax reads c@d2
+  const Id t = f.pii("gemm", {c, w});             // gemm reads c@d1
+  const Id root = f.pii("store_rm", {f.pii("mov", {t})});
+  Extractor x(f.graph, f.context, {root}, ExtractorOptions{8, {}});
+  auto g = x.next();
+  REQUIRE(g);
+  // store, mov(t), gemm(t), mov(c), gemm(c), load, mov(w), softmax
+  CHECK(g->size() == 8);
+  CHECK(duplicates(*g) == 0);
+  std::vector<int> buffers_of_c;
+  for (const PiiNode& n : g->nodes())
+    if (n.eclass == f.graph.find(c)) buffers_of_c.push_back(n.buffer);
+  std::sort(buffers_of_c.begin(), buffers_of_c.end());
+  CHECK(buffers_of_c == std::vector<int>{kD1, kD2});
+  // c@d2 is shared by softmax and by mov(c): gemm(c) appears once.
+  const auto instructions = f.multiset(*g);
+  CHECK(std::count(instructions.begin(), instructions.end(), "gemm()") == 2);
+  // A lower bound, by hand: a=1, c@d2=2, c@d1=3, softmax=3, w=4, t=1+max(2,4)=5, mov=6, store=7
+  // (sharing c@d2 between two consumers is what the bound cannot see).
+  CHECK(x.min_size(root, kD0) == 7);
+  CHECK(x.min_size(a, kD2) == Extractor::kUnreachable);
+}
+
+TEST_CASE("extract: shared graphs first, the unshared (load twice) variant later", "[select][extract]") {
+  Fixture f;
+  const Id q = f.input(0);
+  const Id a = f.pii("load_rm", {q});
+  const Id root = f.pii("store_rm", {f.pii("mov", {f.pii("gemm", {a, a})})});
+  bool exhaustive = false;
+  auto graphs = f.all(root, 5, &exhaustive);
+  REQUIRE(graphs.size() == 2);
+  CHECK(exhaustive);  // nothing bigger exists
+  CHECK(graphs[0].size() == 4);
+  CHECK(duplicates(graphs[0]) == 0);
+  CHECK(graphs[1].size() == 5);
+  CHECK(duplicates(graphs[1]) == 1);
+  // The gemm's operands: one node in the first graph, two equal loads in the second.
+  auto gemm_operands = [&](const PiiGraph& g) {
+    for (const PiiNode& n : g.nodes())
+      if (n.kind == PiiNodeKind::Pii && n.operands.size() == 2) return n.operands;
+    return std::vector<std::size_t>{};
+  };
+  const auto first = gemm_operands(graphs[0]), second = gemm_operands(graphs[1]);
+  REQUIRE(first.size() == 2);
+  REQUIRE(second.size() == 2);
+  CHECK(first[0] == first[1]);
+  CHECK(second[0] != second[1]);
+  CHECK(f.multiset(graphs[1]).size() == 5);
+  // With a budget of 4 only the shared graph exists, and the enumeration says it was cut.
+  auto cut = f.all(root, 4, &exhaustive);
+  CHECK(cut.size() == 1);
+  CHECK_FALSE(exhaustive);
+}
+
+TEST_CASE("extract: smallest first, deduplicated, and bounded on cycles", "[select][extract]") {
+  Fixture f;
+  const Id q = f.input(0);
+  // c@d1 is load_rm(q) or mov(softmax(gemm(c, c))): a cycle with infinitely many graphs.
+  const Id c = f.pii("load_rm", {q});
+  f.unite(c, f.pii("mov", {f.pii("softmax", {f.pii("gemm", {c, c})})}));
+  const Id root = f.pii("store_rm", {c});
+  bool exhaustive = true;
+  auto graphs = f.all(root, 9, &exhaustive);
+  CHECK_FALSE(exhaustive);
+  REQUIRE(graphs.size() >= 3);
+  CHECK(graphs[0].size() == 2);  // store(load)
+  // store(mov(softmax(gemm(load, load shared)))): c@d1 already has the (unfinished) mov node,
+  // so the load is a second node for that request.
+  CHECK(graphs[1].size() == 5);
+  CHECK(duplicates(graphs[1]) == 1);
+  CHECK(graphs[2].size() == 6);
+  std::vector<std::vector<std::int64_t>> keys;
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    CHECK(graphs[i].size() <= 9);
+    if (i > 0) {
+      const auto prev = std::make_pair(graphs[i - 1].size(), duplicates(graphs[i - 1]));
+      const auto cur = std::make_pair(graphs[i].size(), duplicates(graphs[i]));
+      CHECK(prev <= cur);
+    }
+    keys.push_back(graphs[i].canonical_key());
+  }
+  std::sort(keys.begin(), keys.end());
+  CHECK(std::adjacent_find(keys.begin(), keys.end()) == keys.end());
+  // Count the graphs of size 5 and 6 by hand: size 5 is gemm(load, load) shared (1 graph);
+  // size 6 is the unshared loads (1 graph).
+  CHECK(std::count_if(graphs.begin(), graphs.end(), [](const PiiGraph& g) { return g.size() == 5; }) == 1);
+  CHECK(std::count_if(graphs.begin(), graphs.end(), [](const PiiGraph& g) { return g.size() == 6; }) == 1);
+}
+
+TEST_CASE("extract: lazy on an e-graph with exponentially many graphs", "[select][extract]") {
+  Fixture f;
+  // c0 = load_rm(q0) | load_rm(q1); b = load_rm(q2);
+  // c(i+1) = mov(gemm(c(i), b)) | mov(gemm(b, c(i))): 2^(n+1) graphs of the minimum size 2n+3.
+  constexpr int n = 40;
+  const Id b = f.pii("load_rm", {f.input(2)});
+  Id c = f.pii("load_rm", {f.input(0)});
+  f.unite(c, f.pii("load_rm", {f.input(1)}));
+  for (int i = 0; i < n; ++i) {
+    const Id next = f.pii("mov", {f.pii("gemm", {c, b})});
+    f.unite(next, f.pii("mov", {f.pii("gemm", {b, c})}));
+    c = f.graph.find(next);
+  }
+  const Id root = f.pii("store_rm", {c});
+  Extractor x(f.graph, f.context, {root}, ExtractorOptions{4 * n, {}});
+  CHECK(x.min_size(root, kD0) == 2 * n + 3);
+  std::vector<std::vector<std::int64_t>> keys;
+  for (int i = 0; i < 10; ++i) {
+    auto g = x.next();
+    REQUIRE(g);
+    CHECK(g->size() == 2 * n + 3);
+    CHECK(duplicates(*g) == 0);
+    keys.push_back(g->canonical_key());
+  }
+  std::sort(keys.begin(), keys.end());
+  CHECK(std::adjacent_find(keys.begin(), keys.end()) == keys.end());
+  // Depth-first: the 10 graphs cost a few search states each, not 2^n.
+  CHECK(x.states_visited() < 100 * (2 * n + 3));
+}
+
+TEST_CASE("pii graph: canonical order makes equal programs equal", "[select][extract]") {
+  auto leaf = [] {
+    PiiNode n;
+    n.kind = PiiNodeKind::Input;
+    n.index = 0;
+    return n;
+  };
+  auto op = [](std::uint32_t attributes, std::vector<std::size_t> operands) {
+    PiiNode n;
+    n.kind = PiiNodeKind::Pii;
+    n.op.attributes = attributes;
+    n.buffer = 1;
+    n.operands = std::move(operands);
+    return n;
+  };
+  // The same DAG listed in two orders, plus an unreachable node in the second.
+  PiiGraph g1({leaf(), op(7, {0}), op(8, {1, 1})}, {2});
+  PiiGraph g2({op(8, {2, 2}), op(9, {}), op(7, {3}), leaf()}, {0});
+  CHECK(g1 == g2);
+  CHECK(g2.nodes().size() == 3);
+  PiiGraph unshared({leaf(), op(7, {0}), op(7, {0}), op(8, {1, 2})}, {3});
+  CHECK_FALSE(g1 == unshared);
+  CHECK_THROWS_AS(PiiGraph({op(7, {1}), op(7, {0})}, {0}), Error);
+  CHECK_THROWS_AS(PiiGraph({op(7, {5})}, {0}), Error);
+}
+
+TEST_CASE("explore: rounds with budget 2^k, no graph twice, stops when saturated and exhausted", "[select][extract]") {
+  Fixture f;
+  const Id q = f.input(0);
+  const Id a = f.pii("load_rm", {q});
+  const Id root = f.pii("store_rm", {f.pii("mov", {f.pii("gemm", {a, a})})});
+  std::vector<TensorRewrite> rules;  // nothing to explore: saturated at once
+  Explorer e(f.graph, f.context, {root}, rules);
+  std::vector<PiiGraph> graphs;
+  while (auto g = e.next()) graphs.push_back(std::move(*g));
+  // Budget 2 (k=1): none; 4 (k=2): the shared graph; 8 (k=3): the unshared one, then exhaustive.
+  REQUIRE(graphs.size() == 2);
+  CHECK(graphs[0].size() == 4);
+  CHECK(graphs[1].size() == 5);
+  CHECK(e.saturated());
+  CHECK(e.finished());
+  CHECK(e.round() == 3);
+  CHECK(e.budget() == 8);
+  CHECK_FALSE(e.next());
+}
