@@ -1,0 +1,627 @@
+// Module 5: the allocation CSP of one schedule, solved constructively or by Z3.
+//
+// Unknowns: the addressing attributes beta of every Pii node, and the start (per access dim) of
+// every node's data slice. Lengths are known: they follow from the node's type (values.hpp).
+//   CSP1  each Pii node's validity constraints over its alpha (fixed) and beta; its Out0 address
+//         map equals its own slice (start and length per access dim); every node's slice lies in
+//         its buffer (0 <= start, start + length <= access dim size); HBM scratch (storage that
+//         is neither a kernel input, a constant nor aliased by a root) starts at or above the end
+//         of the constant pool.
+//   CSP2  def-use: for each operand edge the consumer's In_k address map (start and length) equals
+//         exactly the operand's slice.
+//   CSP3  kernel inputs at their kernel-image addresses, roots at the kernel's output addresses,
+//         constants at their pool addresses (values.hpp).
+//   identity instructions: slice^H lies inside its operand at the offset its ranges give along
+//         the access dims (in HBM, a u8 vector, that is a byte offset); concat^H places its
+//         operands contiguously along its dimension, in order, and equals their union. They own
+//         no memory: their operands stay live while they are (schedule.hpp).
+//   CSP4  every interfering pair of storage values (schedule.hpp) is separated along at least
+//         one access dimension: a.start[d] + a.len[d] <= b.start[d] or the converse.
+// Solving: first a constructive assignment (weighted union-find over the equalities of CSP1-3
+// and the identity instructions, solved for addresses of the form `beta + c`, then first-fit of
+// each free class in schedule order) checked against every constraint above; when that fails,
+// Z3 over linear integer arithmetic with one context and solver reused across schedules
+// (push/pop). CSP4 edges are guarded by indicator literals so an unsat answer yields an unsat
+// core: the interference edges it needs, a subgraph for §6.4 pruning (empty: no schedule can
+// succeed). Deterministic by default (random_seed 0, one thread, solver state reset between
+// problems so a problem's answer does not depend on the ones solved before it).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <z3++.h>
+
+#include "act/alloc/schedule.hpp"
+#include "act/alloc/values.hpp"
+#include "act/sym/expr.hpp"
+#include "act/sym/z3.hpp"
+
+namespace act::alloc {
+
+// Solved addresses: per node, the start of its slice per access dim; per Pii node, beta in
+// declared order (empty for other nodes).
+struct Assignment {
+  std::vector<std::vector<std::int64_t>> start;
+  std::vector<std::vector<std::int64_t>> beta;
+  friend bool operator==(const Assignment&, const Assignment&) = default;
+};
+
+enum class SolvedBy { None, Constructive, Z3 };
+
+struct CspOptions {
+  bool constructive = true;         // try the constructive assignment first
+  bool use_z3 = true;               // fall back to Z3 (the complete answer)
+  bool deterministic = true;        // random_seed 0, one thread; false lets Z3 use two threads
+  bool minimize_footprint = false;  // z3::optimize: minimise the summed peak of every buffer
+  unsigned timeout_ms = 0;          // per Z3 call; 0: none (prefer rlimit for reproducibility)
+  unsigned rlimit = 0;              // Z3 resource limit per call; 0: none
+};
+
+struct CspStats {
+  std::size_t variables = 0;    // Z3 integer unknowns (0 when Z3 was not needed)
+  std::size_t constraints = 0;  // Z3 assertions
+  std::size_t interference_edges = 0;
+  double seconds = 0;           // constructive attempt + Z3
+  bool constructive_tried = false;
+  SolvedBy solved_by = SolvedBy::None;
+};
+
+enum class CspStatus { Sat, Unsat, Unknown };
+
+struct CspResult {
+  CspStatus status = CspStatus::Unknown;
+  std::optional<Assignment> assignment;
+  InterferenceGraph core;  // Unsat: interference edges of an unsat core
+  std::string message;     // why it failed
+  CspStats stats;
+};
+
+namespace csp_detail {
+
+// Attribute lookup for a Pii node: alpha from the node, beta from `beta` (may be partial).
+struct AttributeEnv {
+  const isa::Instruction* inst;
+  const std::vector<std::int64_t>* alpha;
+  const std::vector<std::optional<std::int64_t>>* beta;
+  std::optional<std::int64_t> operator()(std::string_view name) const {
+    for (std::size_t k = 0; k < inst->alpha.size(); ++k)
+      if (inst->alpha[k] == name) return (*alpha)[k];
+    for (std::size_t k = 0; k < inst->beta.size(); ++k)
+      if (inst->beta[k] == name) return (*beta)[k];
+    return std::nullopt;
+  }
+};
+
+inline std::optional<std::int64_t> eval(const sym::Expr& e, const AttributeEnv& env) {
+  const auto r = sym::try_evaluate(e, env);
+  if (!r.ok()) return std::nullopt;
+  return r.value;
+}
+
+// Weighted union-find over integer unknowns: value(x) = value(parent(x)) + offset(x).
+class OffsetUnionFind {
+ public:
+  std::size_t add() {
+    parent_.push_back(parent_.size());
+    offset_.push_back(0);
+    pin_.push_back(std::nullopt);
+    return parent_.size() - 1;
+  }
+  std::pair<std::size_t, std::int64_t> find(std::size_t x) {
+    std::int64_t off = 0;
+    std::size_t r = x;
+    while (parent_[r] != r) {
+      off += offset_[r];
+      r = parent_[r];
+    }
+    // Path compression keeping offsets relative to the root.
+    std::int64_t remaining = off;
+    while (parent_[x] != x) {
+      const std::size_t p = parent_[x];
+      const std::int64_t o = offset_[x];
+      parent_[x] = r;
+      offset_[x] = remaining;
+      remaining -= o;
+      x = p;
+    }
+    return {r, off};
+  }
+  // value(x) = value(y) + c; false on a contradiction.
+  bool unite(std::size_t x, std::size_t y, std::int64_t c) {
+    auto [rx, ox] = find(x);
+    auto [ry, oy] = find(y);
+    if (rx == ry) return ox == oy + c;
+    const std::int64_t d = oy + c - ox;  // value(rx) = value(ry) + d
+    if (pin_[rx]) {
+      const std::int64_t want = *pin_[rx] - d;
+      if (pin_[ry] && *pin_[ry] != want) return false;
+      pin_[ry] = want;
+    }
+    parent_[rx] = ry;
+    offset_[rx] = d;
+    return true;
+  }
+  bool pin(std::size_t x, std::int64_t value) {
+    auto [r, o] = find(x);
+    const std::int64_t want = value - o;
+    if (pin_[r] && *pin_[r] != want) return false;
+    pin_[r] = want;
+    return true;
+  }
+  std::optional<std::int64_t> pinned_root(std::size_t root) const { return pin_[root]; }
+
+ private:
+  std::vector<std::size_t> parent_;
+  std::vector<std::int64_t> offset_;
+  std::vector<std::optional<std::int64_t>> pin_;
+};
+
+inline bool separated(const std::vector<std::int64_t>& sa, const std::vector<std::int64_t>& la,
+                      const std::vector<std::int64_t>& sb, const std::vector<std::int64_t>& lb) {
+  for (std::size_t d = 0; d < sa.size(); ++d)
+    if (sa[d] + la[d] <= sb[d] || sb[d] + lb[d] <= sa[d]) return true;
+  return false;
+}
+
+inline std::int64_t lower_bound_of(const GraphValues& v, std::size_t i) {
+  const bool scratch = v.storage[i] && !v.node(i).is_leaf() && v.node(i).buffer == v.hbm && !v.root_storage[i];
+  return scratch ? v.scratch_base : 0;
+}
+
+}  // namespace csp_detail
+
+// Checks an assignment against CSP1-4 and the identity relations. Returns the first violation,
+// or nothing when every constraint holds.
+inline std::optional<std::string> check_assignment(const GraphValues& v, const InterferenceGraph& interference,
+                                                   const Assignment& a) {
+  const std::size_t n = v.size();
+  if (a.start.size() != n || a.beta.size() != n) return "the assignment does not cover every node";
+  for (std::size_t i = 0; i < n; ++i) {
+    const select::PiiNode& x = v.node(i);
+    const isa::Buffer& buffer = v.buffer_of(i);
+    if (a.start[i].size() != v.length[i].size()) return fmt::format("%{}: wrong number of starts", i);
+    for (std::size_t d = 0; d < v.length[i].size(); ++d) {
+      const std::int64_t lo = d == 0 ? csp_detail::lower_bound_of(v, i) : 0;
+      if (a.start[i][d] < lo || a.start[i][d] + v.length[i][d] > buffer.access_dims[d])
+        return fmt::format("%{}: slice {}+{} outside {} along dim {}", i, a.start[i][d], v.length[i][d], buffer.name, d);
+    }
+    if (v.pinned[i] && a.start[i][0] != *v.pinned[i])
+      return fmt::format("%{}: must start at HBM {}, not {}", i, *v.pinned[i], a.start[i][0]);
+    switch (x.kind) {
+      case select::PiiNodeKind::SliceH:
+        for (std::size_t d = 0; d < v.length[i].size(); ++d)
+          if (a.start[i][d] != a.start[x.operands[0]][d] + x.slice[d].start)
+            return fmt::format("%{}: slice^H not at its offset along dim {}", i, d);
+        break;
+      case select::PiiNodeKind::ConcatH: {
+        std::int64_t offset = 0;
+        const auto dim = static_cast<std::size_t>(x.dimension);
+        for (std::size_t o : x.operands) {
+          for (std::size_t d = 0; d < v.length[i].size(); ++d)
+            if (a.start[o][d] != a.start[i][d] + (d == dim ? offset : 0))
+              return fmt::format("%{}: concat^H operand %{} not in place along dim {}", i, o, d);
+          offset += v.length[o][dim];
+        }
+        break;
+      }
+      case select::PiiNodeKind::Pii: {
+        const PreparedInstruction& p = v.prepared(i);
+        if (a.beta[i].size() != p.instruction->beta.size()) return fmt::format("%{}: wrong number of beta values", i);
+        std::vector<std::optional<std::int64_t>> beta(a.beta[i].begin(), a.beta[i].end());
+        const csp_detail::AttributeEnv env{p.instruction, &x.alpha, &beta};
+        for (std::size_t c = 0; c < p.constraints.size(); ++c) {
+          const auto value = csp_detail::eval(p.constraints[c], env);
+          if (!value || *value == 0)
+            return fmt::format("%{}: {} violates '{}'", i, p.instruction->name, p.instruction->constraints[c]);
+        }
+        auto matches = [&](const PreparedSlice& s, std::size_t node) -> bool {
+          for (std::size_t d = 0; d < s.start.size(); ++d) {
+            const auto st = csp_detail::eval(s.start[d], env), ln = csp_detail::eval(s.length[d], env);
+            if (!st || !ln || *st != a.start[node][d] || *ln != v.length[node][d]) return false;
+          }
+          return true;
+        };
+        if (!matches(p.output, i)) return fmt::format("%{}: {} does not write its slice", i, p.instruction->name);
+        for (std::size_t k = 0; k < x.operands.size(); ++k)
+          if (!matches(p.inputs[k], x.operands[k]))
+            return fmt::format("%{}: {} In{} does not read operand %{}", i, p.instruction->name, k + 1, x.operands[k]);
+        break;
+      }
+      default: break;
+    }
+  }
+  for (const auto& [p, q] : interference)
+    if (!csp_detail::separated(a.start[p], v.length[p], a.start[q], v.length[q]))
+      return fmt::format("%{} and %{} are live together but overlap", p, q);
+  return std::nullopt;
+}
+
+// The cheap path: equalities solved by a weighted union-find, free classes placed first-fit in
+// schedule order. Returns nothing when it cannot build an assignment that passes
+// check_assignment (Z3 then decides).
+inline std::optional<Assignment> constructive_assignment(const GraphValues& v, const Schedule& schedule,
+                                                         const InterferenceGraph& interference) {
+  using csp_detail::OffsetUnionFind;
+  const std::size_t n = v.size();
+  OffsetUnionFind uf;
+  std::vector<std::vector<std::size_t>> coord(n), beta(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t d = 0; d < v.length[i].size(); ++d) coord[i].push_back(uf.add());
+    if (v.node(i).kind == select::PiiNodeKind::Pii)
+      for (std::size_t j = 0; j < v.prepared(i).instruction->beta.size(); ++j) beta[i].push_back(uf.add());
+  }
+  // Equalities. An address expression must be a constant or `beta + c` for one beta.
+  auto relate = [&](std::size_t i, const sym::Expr& e, std::size_t target) -> bool {
+    const PreparedInstruction& p = v.prepared(i);
+    const auto& names = p.instruction->beta;
+    int which = -1;
+    for (std::string_view id : sym::free_identifiers(e))
+      for (std::size_t j = 0; j < names.size(); ++j)
+        if (names[j] == id) {
+          if (which >= 0 && which != static_cast<int>(j)) return false;
+          which = static_cast<int>(j);
+        }
+    auto at = [&](std::int64_t x) {
+      std::vector<std::optional<std::int64_t>> b(names.size(), std::int64_t{0});
+      if (which >= 0) b[static_cast<std::size_t>(which)] = x;
+      return csp_detail::eval(e, csp_detail::AttributeEnv{p.instruction, &v.node(i).alpha, &b});
+    };
+    const auto f0 = at(0);
+    if (!f0) return false;
+    if (which < 0) return uf.pin(target, *f0);
+    const auto f1 = at(1), f7 = at(7);
+    if (!f1 || !f7 || *f1 - *f0 != 1 || *f7 - *f0 != 7) return false;
+    return uf.unite(target, beta[i][static_cast<std::size_t>(which)], *f0);
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const select::PiiNode& x = v.node(i);
+    if (v.pinned[i] && !uf.pin(coord[i][0], *v.pinned[i])) return std::nullopt;
+    if (x.kind == select::PiiNodeKind::SliceH) {
+      for (std::size_t d = 0; d < coord[i].size(); ++d)
+        if (!uf.unite(coord[i][d], coord[x.operands[0]][d], x.slice[d].start)) return std::nullopt;
+    } else if (x.kind == select::PiiNodeKind::ConcatH) {
+      std::int64_t offset = 0;
+      const auto dim = static_cast<std::size_t>(x.dimension);
+      for (std::size_t o : x.operands) {
+        for (std::size_t d = 0; d < coord[i].size(); ++d)
+          if (!uf.unite(coord[o][d], coord[i][d], d == dim ? offset : 0)) return std::nullopt;
+        offset += v.length[o][dim];
+      }
+    } else if (x.kind == select::PiiNodeKind::Pii) {
+      const PreparedInstruction& p = v.prepared(i);
+      for (std::size_t d = 0; d < coord[i].size(); ++d)
+        if (!relate(i, p.output.start[d], coord[i][d])) return std::nullopt;
+      for (std::size_t k = 0; k < x.operands.size(); ++k)
+        for (std::size_t d = 0; d < coord[x.operands[k]].size(); ++d)
+          if (!relate(i, p.inputs[k].start[d], coord[x.operands[k]][d])) return std::nullopt;
+    }
+  }
+  // Classes: members (node, dim, offset to the class value); known values for pinned classes.
+  struct Member {
+    std::size_t node, dim;
+    std::int64_t offset;
+  };
+  std::map<std::size_t, std::vector<Member>> members;
+  std::map<std::size_t, std::int64_t> value;
+  std::vector<std::int64_t> position(n, -1);
+  for (std::size_t t = 0; t < schedule.order.size(); ++t) position[schedule.order[t]] = static_cast<std::int64_t>(t);
+  std::vector<std::pair<std::int64_t, std::size_t>> order;  // (first definition, class)
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t d = 0; d < coord[i].size(); ++d) {
+      auto [r, off] = uf.find(coord[i][d]);
+      auto& m = members[r];
+      if (m.empty()) {
+        if (auto pin = uf.pinned_root(r)) value[r] = *pin;
+        else order.emplace_back(position[i] < 0 ? -1 : position[i], r);
+      } else if (!value.count(r)) {
+        for (auto& [first, cls] : order)
+          if (cls == r && position[i] >= 0 && (first < 0 || position[i] < first)) first = position[i];
+      }
+      m.push_back(Member{i, d, off});
+    }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::vector<std::size_t>> neighbours(n);
+  for (const auto& [p, q] : interference) {
+    neighbours[p].push_back(q);
+    neighbours[q].push_back(p);
+  }
+  // The start of node i, if every class it depends on is known (`trial` stands for class c).
+  auto start_of = [&](std::size_t i, std::size_t c, std::int64_t trial) -> std::optional<std::vector<std::int64_t>> {
+    std::vector<std::int64_t> s;
+    for (std::size_t d = 0; d < coord[i].size(); ++d) {
+      auto [r, off] = uf.find(coord[i][d]);
+      if (r == c) s.push_back(trial + off);
+      else if (auto it = value.find(r); it != value.end()) s.push_back(it->second + off);
+      else return std::nullopt;
+    }
+    return s;
+  };
+  for (const auto& [first, c] : order) {
+    std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+    for (const Member& m : members[c]) {
+      const auto& buffer = v.buffer_of(m.node);
+      lo = std::max(lo, (m.dim == 0 ? csp_detail::lower_bound_of(v, m.node) : 0) - m.offset);
+      hi = std::min(hi, buffer.access_dims[m.dim] - v.length[m.node][m.dim] - m.offset);
+    }
+    std::int64_t x = lo;
+    bool placed = false;
+    for (int guard = 0; guard < 100000 && x <= hi; ++guard) {
+      std::optional<std::int64_t> jump;
+      for (const Member& m : members[c]) {
+        if (!v.storage[m.node]) continue;
+        const auto s = start_of(m.node, c, x);
+        if (!s) continue;
+        for (std::size_t w : neighbours[m.node]) {
+          const auto sw = start_of(w, c, x);
+          if (!sw || csp_detail::separated(*s, v.length[m.node], *sw, v.length[w])) continue;
+          jump = (*sw)[m.dim] + v.length[w][m.dim] - m.offset;
+          break;
+        }
+        if (jump) break;
+      }
+      if (jump) {
+        x = std::max(*jump, x + 1);
+        continue;
+      }
+      placed = true;
+      break;
+    }
+    if (!placed) return std::nullopt;
+    value[c] = x;
+  }
+  Assignment a;
+  a.start.resize(n);
+  a.beta.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t d = 0; d < coord[i].size(); ++d) {
+      auto [r, off] = uf.find(coord[i][d]);
+      a.start[i].push_back(value.count(r) ? value[r] + off : 0);
+    }
+    for (std::size_t j = 0; j < beta[i].size(); ++j) {
+      auto [r, off] = uf.find(beta[i][j]);
+      auto it = value.find(r);
+      if (it == value.end()) it = value.emplace(r, uf.pinned_root(r).value_or(0)).first;  // a free beta: 0
+      a.beta[i].push_back(it->second + off);
+    }
+  }
+  if (check_assignment(v, interference, a)) return std::nullopt;
+  return a;
+}
+
+// Z3 for the CSPs of one pii graph's schedules: the context and solver live as long as this
+// object, each problem in its own push/pop scope.
+class CspSolver {
+ public:
+  CspSolver() : solver_(ctx_) {}
+
+  CspResult solve(const GraphValues& v, const Schedule& schedule, const InterferenceGraph& interference,
+                  const CspOptions& options = {}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    CspResult result;
+    result.stats.interference_edges = interference.size();
+    auto finish = [&]() -> CspResult {
+      result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return std::move(result);
+    };
+    if (options.constructive) {
+      result.stats.constructive_tried = true;
+      if (auto a = constructive_assignment(v, schedule, interference)) {
+        result.status = CspStatus::Sat;
+        result.assignment = std::move(a);
+        result.stats.solved_by = SolvedBy::Constructive;
+        return finish();
+      }
+    }
+    if (!options.use_z3) {
+      result.status = CspStatus::Unknown;
+      result.message = "the constructive assignment failed and Z3 is disabled";
+      return finish();
+    }
+    try {
+      solve_z3(v, interference, options, result);
+    } catch (const z3::exception& e) {
+      result.status = CspStatus::Unknown;
+      result.assignment.reset();
+      result.message = fmt::format("Z3: {}", e.msg());
+    }
+    return finish();
+  }
+
+ private:
+  struct Encoding {
+    std::vector<std::vector<z3::expr>> start, beta;
+    std::vector<z3::expr> assertions;
+    std::vector<z3::expr> disjoint;  // per interference edge
+    std::size_t variables = 0;
+  };
+
+  Encoding encode(const GraphValues& v, const InterferenceGraph& interference) {
+    const std::size_t n = v.size();
+    Encoding e;
+    auto fresh = [&](std::string name) {
+      ++e.variables;
+      return ctx_.int_const(name.c_str());
+    };
+    auto num = [&](std::int64_t x) { return ctx_.int_val(static_cast<int64_t>(x)); };
+    e.start.resize(n);
+    e.beta.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const select::PiiNode& x = v.node(i);
+      for (std::size_t d = 0; d < v.length[i].size(); ++d) {
+        if (x.is_leaf()) e.start[i].push_back(num(*v.pinned[i]));
+        else if (x.kind == select::PiiNodeKind::SliceH) e.start[i].push_back(e.start[x.operands[0]][d] + num(x.slice[d].start));
+        else e.start[i].push_back(fresh(fmt::format("s{}_{}", i, d)));
+      }
+      if (x.kind == select::PiiNodeKind::Pii)
+        for (std::string_view b : v.prepared(i).instruction->beta) e.beta[i].push_back(fresh(fmt::format("b{}_{}", i, b)));
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const select::PiiNode& x = v.node(i);
+      const isa::Buffer& buffer = v.buffer_of(i);
+      for (std::size_t d = 0; d < v.length[i].size(); ++d) {
+        const std::int64_t lo = d == 0 ? csp_detail::lower_bound_of(v, i) : 0;
+        e.assertions.push_back(e.start[i][d] >= num(lo));
+        e.assertions.push_back(e.start[i][d] + num(v.length[i][d]) <= num(buffer.access_dims[d]));
+      }
+      if (v.pinned[i] && !x.is_leaf()) e.assertions.push_back(e.start[i][0] == num(*v.pinned[i]));
+      if (x.kind == select::PiiNodeKind::ConcatH) {
+        std::int64_t offset = 0;
+        const auto dim = static_cast<std::size_t>(x.dimension);
+        for (std::size_t o : x.operands) {
+          for (std::size_t d = 0; d < v.length[i].size(); ++d)
+            e.assertions.push_back(e.start[o][d] == e.start[i][d] + num(d == dim ? offset : 0));
+          offset += v.length[o][dim];
+        }
+      }
+      if (x.kind != select::PiiNodeKind::Pii) continue;
+      const PreparedInstruction& p = v.prepared(i);
+      const isa::Instruction& inst = *p.instruction;
+      auto env = [&](std::string_view name) -> z3::expr {
+        for (std::size_t k = 0; k < inst.alpha.size(); ++k)
+          if (inst.alpha[k] == name) return num(x.alpha[k]);
+        for (std::size_t k = 0; k < inst.beta.size(); ++k)
+          if (inst.beta[k] == name) return e.beta[i][k];
+        throw Error(ErrorKind::Internal, fmt::format("'{}' is not an attribute of '{}'", name, inst.name));
+      };
+      std::vector<z3::expr> side;
+      auto term = [&](const sym::Expr& ex) { return sym::to_z3(ex, ctx_, env, &side); };
+      for (const auto& c : p.constraints) {
+        z3::expr t = term(c);
+        e.assertions.push_back(t.is_bool() ? t : t != num(0));
+      }
+      auto same_slice = [&](const PreparedSlice& s, std::size_t node) {
+        for (std::size_t d = 0; d < s.start.size(); ++d) {
+          e.assertions.push_back(term(s.start[d]) == e.start[node][d]);
+          e.assertions.push_back(term(s.length[d]) == num(v.length[node][d]));
+        }
+      };
+      same_slice(p.output, i);
+      for (std::size_t k = 0; k < x.operands.size(); ++k) same_slice(p.inputs[k], x.operands[k]);
+      for (auto& s : side) e.assertions.push_back(s);
+    }
+    for (const auto& [a, b] : interference) {
+      z3::expr any = ctx_.bool_val(false);
+      for (std::size_t d = 0; d < v.length[a].size(); ++d)
+        any = any || (e.start[a][d] + num(v.length[a][d]) <= e.start[b][d]) ||
+              (e.start[b][d] + num(v.length[b][d]) <= e.start[a][d]);
+      e.disjoint.push_back(any);
+    }
+    return e;
+  }
+
+  void configure(z3::params& p, const CspOptions& options, bool for_solver) {
+    if (for_solver) {
+      p.set("random_seed", 0u);
+      p.set("threads", options.deterministic ? 1u : 2u);
+    }
+    if (options.timeout_ms) p.set("timeout", options.timeout_ms);
+    if (options.rlimit) p.set("rlimit", options.rlimit);
+  }
+
+  Assignment read_model(const GraphValues& v, const Encoding& e, const z3::model& m) {
+    Assignment a;
+    const std::size_t n = v.size();
+    a.start.resize(n);
+    a.beta.resize(n);
+    auto value = [&](const z3::expr& t) -> std::int64_t {
+      int64_t out = 0;
+      if (!m.eval(t, true).is_numeral_i64(out)) throw Error(ErrorKind::Internal, "Z3 model value out of the int64 range");
+      return out;
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      for (const auto& t : e.start[i]) a.start[i].push_back(value(t));
+      for (const auto& t : e.beta[i]) a.beta[i].push_back(value(t));
+    }
+    return a;
+  }
+
+  void accept(const GraphValues& v, const InterferenceGraph& interference, Assignment a, CspResult& result) {
+    if (auto bad = check_assignment(v, interference, a))
+      throw Error(ErrorKind::Internal, fmt::format("Z3's allocation fails the check: {}", *bad));
+    result.status = CspStatus::Sat;
+    result.assignment = std::move(a);
+    result.stats.solved_by = SolvedBy::Z3;
+  }
+
+  void solve_z3(const GraphValues& v, const InterferenceGraph& interference, const CspOptions& options, CspResult& result) {
+    Encoding e = encode(v, interference);
+    result.stats.variables = e.variables;
+    result.stats.constraints = e.assertions.size() + e.disjoint.size();
+    if (options.minimize_footprint) {
+      z3::optimize opt(ctx_);
+      z3::params p(ctx_);
+      configure(p, options, false);
+      opt.set(p);
+      for (const auto& x : e.assertions) opt.add(x);
+      for (const auto& x : e.disjoint) opt.add(x);
+      // Footprint: per buffer, the largest end along dim 0 of its non-leaf storage.
+      z3::expr total = ctx_.int_val(0);
+      for (std::size_t b = 0; b < v.isa.buffers.size(); ++b) {
+        z3::expr peak = ctx_.int_const(fmt::format("peak{}", b).c_str());
+        bool any = false;
+        for (std::size_t i = 0; i < v.size(); ++i)
+          if (v.storage[i] && !v.node(i).is_leaf() && static_cast<std::size_t>(v.node(i).buffer) == b) {
+            opt.add(peak >= e.start[i][0] + ctx_.int_val(static_cast<int64_t>(v.length[i][0])));
+            any = true;
+          }
+        if (any) total = total + peak;
+      }
+      opt.minimize(total);
+      const z3::check_result r = opt.check();
+      if (r == z3::sat) return accept(v, interference, read_model(v, e, opt.get_model()), result);
+      result.status = r == z3::unsat ? CspStatus::Unsat : CspStatus::Unknown;
+      result.message = r == z3::unsat ? "the allocation CSP is unsatisfiable" : "Z3 gave up (timeout or resource limit)";
+      if (r == z3::unsat) result.core = interference;  // no core from the optimizer: the whole graph
+      return;
+    }
+    // A solver keeps heuristic state (phases, activity) across push/pop, so the same problem can
+    // get another model after earlier ones; deterministic mode resets it (the context stays).
+    if (options.deterministic) solver_.reset();
+    z3::params p(ctx_);
+    configure(p, options, true);
+    solver_.set(p);
+    solver_.push();
+    struct Pop {
+      z3::solver& s;
+      ~Pop() { s.pop(); }
+    } pop{solver_};
+    for (const auto& x : e.assertions) solver_.add(x);
+    z3::expr_vector guards(ctx_);
+    for (std::size_t k = 0; k < e.disjoint.size(); ++k) {
+      z3::expr g = ctx_.bool_const(fmt::format("edge{}", k).c_str());
+      solver_.add(z3::implies(g, e.disjoint[k]));
+      guards.push_back(g);
+    }
+    const z3::check_result r = solver_.check(guards);
+    if (r == z3::sat) return accept(v, interference, read_model(v, e, solver_.get_model()), result);
+    if (r == z3::unknown) {
+      result.status = CspStatus::Unknown;
+      result.message = fmt::format("Z3 gave up: {}", solver_.reason_unknown());
+      return;
+    }
+    result.status = CspStatus::Unsat;
+    const z3::expr_vector core = solver_.unsat_core();
+    for (unsigned c = 0; c < core.size(); ++c)
+      for (unsigned k = 0; k < guards.size(); ++k)
+        if (z3::eq(core[c], guards[k])) result.core.push_back(interference[k]);
+    std::sort(result.core.begin(), result.core.end());
+    result.message = result.core.empty()
+                         ? "the allocation CSP is unsatisfiable whatever the schedule (CSP1-3 alone conflict)"
+                         : fmt::format("the allocation CSP is unsatisfiable; an unsat core needs {} of {} interference edges",
+                                       result.core.size(), interference.size());
+  }
+
+  z3::context ctx_;
+  z3::solver solver_;
+};
+
+}  // namespace act::alloc

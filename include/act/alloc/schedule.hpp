@@ -1,0 +1,264 @@
+// Module 4: schedules of a pii graph and their interference graphs.
+//
+// A schedule orders the instruction nodes (Pii and identity; leaves are not scheduled). The
+// first is the extended Sethi-Ullman order of Appendix B: per on-chip buffer d,
+//   esun_d(y) = max(mem_d(y), min_i tau_d(x_i)),  tau_d(x_i) = esun_d(x_i) + sum_{j != i} mem_d(x_j)
+// (mem_d = bytes of a value stored in d, 0 elsewhere; identity nodes own no memory), and a
+// post-order DFS from the roots visits operands by decreasing max_d tau_d(x_i) / capacity(d).
+// Further schedules come from ScheduleGenerator: every topological order in lexicographic order
+// of esun rank (the first of which is the esun order itself), skipping any whose interference
+// graph contains one that already failed (§6.4: CSP4 is monotone in the interference graph).
+//
+// Liveness (time 2t = instruction t reads its inputs, 2t+1 = it writes its output):
+//   a storage value produced at t lives over [2t+1, 2u] where u is the last Pii reading it
+//   directly or through slice^H/concat^H; leaves live for the whole program; storage a root
+//   aliases lives to the end; a value nobody reads lives at [2t+1, 2t+1]. Two storage values in
+//   one buffer interfere when their intervals intersect; two leaves never do (their places are
+//   fixed by the kernel image). So an instruction may overwrite an operand it reads last.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "act/alloc/values.hpp"
+
+namespace act::alloc {
+
+using NodeIndex = std::size_t;
+// Interfering storage pairs (a < b), sorted: the CSP4 edges of one schedule.
+using InterferenceGraph = std::vector<std::pair<NodeIndex, NodeIndex>>;
+
+struct Schedule {
+  std::vector<NodeIndex> order;  // instruction nodes, in execution order
+};
+
+struct LiveRange {
+  std::int64_t begin = 0, end = 0;  // closed interval of time points
+};
+
+namespace schedule_detail {
+
+inline bool is_instruction(const GraphValues& v, NodeIndex i) { return !v.node(i).is_leaf(); }
+
+// Capacity of buffer d in bytes (access dims x unit dims x element width).
+inline double capacity_bytes(const isa::Buffer& b) {
+  double c = static_cast<double>(byte_width(b.dtype));
+  for (auto a : b.access_dims) c *= static_cast<double>(a);
+  for (auto u : b.unit_dims) c *= static_cast<double>(u);
+  return c > 0 ? c : 1;
+}
+
+}  // namespace schedule_detail
+
+// The extended Sethi-Ullman order (Appendix B).
+inline Schedule esun_schedule(const GraphValues& v) {
+  const std::size_t n = v.size(), nb = v.isa.buffers.size();
+  auto mem = [&](NodeIndex i, std::size_t d) -> double {
+    return v.storage[i] && static_cast<std::size_t>(v.node(i).buffer) == d ? static_cast<double>(v.bytes[i]) : 0.0;
+  };
+  std::vector<std::vector<double>> esun(n, std::vector<double>(nb, 0));
+  auto tau = [&](NodeIndex y, std::size_t k, std::size_t d) {
+    const auto& ops = v.node(y).operands;
+    double t = esun[ops[k]][d];
+    for (std::size_t j = 0; j < ops.size(); ++j)
+      if (j != k) t += mem(ops[j], d);
+    return t;
+  };
+  for (NodeIndex y = 0; y < n; ++y)  // operands precede users
+    for (std::size_t d = 0; d < nb; ++d) {
+      double best = v.node(y).operands.empty() ? 0 : std::numeric_limits<double>::infinity();
+      for (std::size_t k = 0; k < v.node(y).operands.size(); ++k) best = std::min(best, tau(y, k, d));
+      esun[y][d] = std::max(mem(y, d), best);
+    }
+  auto pressure = [&](NodeIndex y, std::size_t k) {
+    double p = 0;
+    for (std::size_t d = 0; d < nb; ++d)
+      if (!v.isa.buffers[d].is_hbm) p = std::max(p, tau(y, k, d) / schedule_detail::capacity_bytes(v.isa.buffers[d]));
+    return p;
+  };
+  Schedule s;
+  std::vector<bool> visited(n, false);
+  // Iterative post-order DFS: frame = (node, sorted operand positions, next).
+  struct Frame {
+    NodeIndex node;
+    std::vector<std::size_t> operand_order;
+    std::size_t next = 0;
+  };
+  for (NodeIndex r : v.graph->roots()) {
+    if (visited[r]) continue;
+    std::vector<Frame> stack;
+    auto push = [&](NodeIndex y) {
+      visited[y] = true;
+      Frame f{y, {}, 0};
+      std::vector<std::pair<double, std::size_t>> keyed;
+      for (std::size_t k = 0; k < v.node(y).operands.size(); ++k) keyed.emplace_back(pressure(y, k), k);
+      std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      for (const auto& [p, k] : keyed) f.operand_order.push_back(k);
+      stack.push_back(std::move(f));
+    };
+    push(r);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.next < f.operand_order.size()) {
+        const NodeIndex child = v.node(f.node).operands[f.operand_order[f.next++]];
+        if (!visited[child]) push(child);
+        continue;
+      }
+      if (schedule_detail::is_instruction(v, f.node)) s.order.push_back(f.node);
+      stack.pop_back();
+    }
+  }
+  return s;
+}
+
+// Live ranges of the storage nodes under `schedule` (others: {0, -1}, empty).
+inline std::vector<LiveRange> live_ranges(const GraphValues& v, const Schedule& schedule) {
+  const std::size_t n = v.size();
+  const std::int64_t end_of_program = 2 * static_cast<std::int64_t>(schedule.order.size()) + 2;
+  std::vector<std::int64_t> position(n, -1);
+  for (std::size_t t = 0; t < schedule.order.size(); ++t) position[schedule.order[t]] = static_cast<std::int64_t>(t);
+  std::vector<LiveRange> live(n, LiveRange{0, -1});
+  for (NodeIndex i = 0; i < n; ++i) {
+    if (!v.storage[i]) continue;
+    if (v.node(i).is_leaf()) live[i] = {-1, end_of_program};
+    else live[i] = {2 * position[i] + 1, 2 * position[i] + 1};
+    if (v.root_storage[i]) live[i].end = end_of_program;
+  }
+  for (NodeIndex q = 0; q < n; ++q) {
+    if (v.node(q).kind != select::PiiNodeKind::Pii) continue;
+    for (NodeIndex o : v.node(q).operands)
+      for (NodeIndex s : v.aliases[o]) live[s].end = std::max(live[s].end, 2 * position[q]);
+  }
+  return live;
+}
+
+inline InterferenceGraph interference_graph(const GraphValues& v, const Schedule& schedule) {
+  const auto live = live_ranges(v, schedule);
+  InterferenceGraph g;
+  for (NodeIndex a = 0; a < v.size(); ++a) {
+    if (!v.storage[a]) continue;
+    for (NodeIndex b = a + 1; b < v.size(); ++b) {
+      if (!v.storage[b] || v.node(a).buffer != v.node(b).buffer) continue;
+      if (v.node(a).is_leaf() && v.node(b).is_leaf()) continue;
+      if (live[a].begin <= live[b].end && live[b].begin <= live[a].end) g.emplace_back(a, b);
+    }
+  }
+  return g;
+}
+
+// True when `bigger` contains every edge of `smaller` (both sorted).
+inline bool contains_graph(const InterferenceGraph& bigger, const InterferenceGraph& smaller) {
+  return std::includes(bigger.begin(), bigger.end(), smaller.begin(), smaller.end());
+}
+
+// Topological orders on demand: the esun order first, then the others in lexicographic order of
+// esun rank, pruned by failed interference graphs. Stops after `max_orders` orders have been
+// looked at (pruned ones included), which bounds the search on large graphs.
+class ScheduleGenerator {
+ public:
+  explicit ScheduleGenerator(const GraphValues& values, std::size_t max_orders = 100000)
+      : v_(values), max_orders_(max_orders) {
+    const Schedule first = esun_schedule(v_);
+    rank_.assign(v_.size(), kNone);
+    for (std::size_t t = 0; t < first.order.size(); ++t) rank_[first.order[t]] = t;
+    by_rank_ = first.order;
+  }
+
+  // The next schedule to try, or nothing when every order was tried or pruned (or the bound hit).
+  std::optional<Schedule> next() {
+    while (true) {
+      if (looked_at_ >= max_orders_) return std::nullopt;
+      if (!advance()) return std::nullopt;
+      ++looked_at_;
+      Schedule s{chosen_};
+      InterferenceGraph g = interference_graph(v_, s);
+      bool prune = false;
+      for (const auto& f : failed_)
+        if (contains_graph(g, f)) {
+          prune = true;
+          break;
+        }
+      if (prune) {
+        ++pruned_;
+        continue;
+      }
+      last_graph_ = std::move(g);
+      return s;
+    }
+  }
+
+  // Interference graph of the schedule `next()` returned last.
+  const InterferenceGraph& last_interference() const { return last_graph_; }
+  // Record an unsatisfiable interference graph (or a subgraph of one: an unsat core).
+  void add_failed(InterferenceGraph g) { failed_.push_back(std::move(g)); }
+  std::size_t pruned() const { return pruned_; }
+  std::size_t looked_at() const { return looked_at_; }
+
+ private:
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+  bool ready(NodeIndex i, const std::vector<bool>& done) const {
+    if (done[i]) return false;
+    for (NodeIndex o : v_.node(i).operands)
+      if (rank_[o] != kNone && !done[o]) return false;
+    return true;
+  }
+
+  // Smallest-rank ready node with rank > after (kNone: any), or kNone.
+  std::size_t pick(const std::vector<bool>& done, std::size_t after) const {
+    for (std::size_t r = after == kNone ? 0 : after + 1; r < by_rank_.size(); ++r)
+      if (ready(by_rank_[r], done)) return r;
+    return kNone;
+  }
+
+  // Moves chosen_ to the lexicographically next topological order (by rank).
+  bool advance() {
+    const std::size_t n = by_rank_.size();
+    if (!started_) {
+      started_ = true;
+      done_.assign(v_.size(), false);
+      return complete(0);
+    }
+    // Undo from the back; at each depth try the next larger-rank ready node.
+    for (std::size_t depth = n; depth-- > 0;) {
+      const NodeIndex last = chosen_[depth];
+      chosen_.pop_back();
+      done_[last] = false;
+      const std::size_t r = pick(done_, rank_[last]);
+      if (r != kNone) {
+        chosen_.push_back(by_rank_[r]);
+        done_[by_rank_[r]] = true;
+        return complete(depth + 1);
+      }
+    }
+    return false;
+  }
+
+  bool complete(std::size_t from) {
+    for (std::size_t depth = from; depth < by_rank_.size(); ++depth) {
+      const std::size_t r = pick(done_, kNone);
+      if (r == kNone) return false;  // cannot happen for a DAG
+      chosen_.push_back(by_rank_[r]);
+      done_[by_rank_[r]] = true;
+    }
+    return true;
+  }
+
+  const GraphValues& v_;
+  std::size_t max_orders_;
+  std::vector<std::size_t> rank_;
+  std::vector<NodeIndex> by_rank_;
+  bool started_ = false;
+  std::vector<bool> done_;
+  std::vector<NodeIndex> chosen_;
+  std::vector<InterferenceGraph> failed_;
+  InterferenceGraph last_graph_;
+  std::size_t pruned_ = 0, looked_at_ = 0;
+};
+
+}  // namespace act::alloc

@@ -1,0 +1,418 @@
+// Phase 2 (modules 4-6): schedules, the allocation CSP, emission, and the §6.4 fallback. Every
+// allocated program is run by the simulator and compared with the reference interpreter.
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <string>
+
+#include "act/alloc/allocate.hpp"
+#include "act/hlo/parser.hpp"
+#include "act/isa/qkv.hpp"
+#include "act/sim/verify.hpp"
+#include "act/testing/files.hpp"
+
+using namespace act;
+using select::PiiNode;
+using select::PiiNodeKind;
+
+namespace {
+
+std::string shared(const std::string& rel) { return std::string(ACT_SHARED_DIR) + "/" + rel; }
+
+// Qkv instruction indices (declaration order in isa/qkv.hpp).
+constexpr std::int64_t kLoadRm = 0, kLoadCm = 1, kStoreRm = 2, kMov = 4, kGemm = 5, kSoftmax = 6;
+constexpr int kD0 = 0, kD1 = 1, kD2 = 2;
+
+Shape rows(std::int64_t n) { return Shape(DType::bf16, {n, 64}); }
+Shape bytes(std::int64_t n) { return Shape(DType::u8, {n}); }
+
+PiiNode leaf(std::int64_t parameter, std::int64_t size) {
+  PiiNode x;
+  x.kind = PiiNodeKind::Input;
+  x.buffer = kD0;
+  x.index = parameter;
+  x.type = bytes(size);
+  return x;
+}
+
+PiiNode pii(std::int64_t instruction, std::vector<std::int64_t> alpha, int buffer, Shape type, std::vector<std::size_t> operands) {
+  PiiNode x;
+  x.kind = PiiNodeKind::Pii;
+  x.index = instruction;
+  x.alpha = std::move(alpha);
+  x.buffer = buffer;
+  x.type = std::move(type);
+  x.operands = std::move(operands);
+  return x;
+}
+
+select::SelectionContext qkv_context() {
+  select::SelectionContext c;
+  c.isa = isa::view<isa::Qkv>();
+  return c;
+}
+
+// The paper's Fig. 10a: softmax(Q Kᵀ) V with every n = 64. PiiGraph renumbers the nodes in
+// post-order from the root: Q 0, load_rm 1, K 2, load_cm 3, gemm 4, softmax 5, mov 6, V 7,
+// load_rm 8, gemm 9, mov 10, store_rm 11.
+select::PiiGraph qkv_attention_graph() {
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 8192));                                         // 0 Q
+  n.push_back(leaf(1, 8192));                                         // 1 K
+  n.push_back(leaf(2, 8192));                                         // 2 V
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {0}));                // 3
+  n.push_back(pii(kLoadCm, {64}, kD1, rows(64), {1}));                // 4
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {3, 4}));                 // 5 S = Q Kᵀ
+  n.push_back(pii(kSoftmax, {64}, kD2, rows(64), {5}));               // 6
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {6}));                   // 7
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {2}));                // 8
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {7, 8}));                 // 9
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {9}));                   // 10
+  n.push_back(pii(kStoreRm, {64}, kD0, bytes(8192), {10}));           // 11
+  return select::PiiGraph(std::move(n), {11});
+}
+
+hlo::Module attention() { return hlo::parse_module(testing::read_text_file(shared("kernels/qkv/attention.hlo"))); }
+
+std::vector<std::string> names(const sim::Program& p) {
+  std::vector<std::string> out;
+  for (const auto& i : p.instructions) out.push_back(i.name);
+  return out;
+}
+
+void require_verifies(const hlo::Module& kernel, const isa::IsaView& isa, const sim::Program& program) {
+  const auto v = sim::verify(kernel, isa, program, 3, 7);
+  INFO(sim::print_program(program, isa));
+  INFO(v.message);
+  REQUIRE(v.ok);
+}
+
+// A tiny test accelerator: `r` holds Rows rows of s32[4]; load/store move one row; `neg`
+// negates a row in place; `dbl` doubles a row into another; `add` adds two rows into a third.
+template <std::int64_t Rows>
+struct Tiny {
+  static constexpr std::string_view name = "tiny";
+  static constexpr std::array buffers{
+      isa::hbm("d0", 4096),
+      isa::Buffer{.name = "r", .access_dims = {Rows}, .unit_dims = {4}, .dtype = DType::s32},
+  };
+  static constexpr std::array instructions{
+      isa::Instruction{.name = "load", .beta = {"addr_in", "addr_out"},
+                       .inputs = {{"d0", {"addr_in"}, {"16"}}}, .outputs = {{"r", {"addr_out"}, {"1"}}},
+                       .semantics = R"(ENTRY load {
+  %In1 = u8[16] parameter(0)
+  %a = u8[1, 4, 4] reshape(%In1)
+  ROOT %Out0 = s32[1, 4] bitcast-convert(%a)
+})"},
+      isa::Instruction{.name = "store", .beta = {"addr_in", "addr_out"},
+                       .inputs = {{"r", {"addr_in"}, {"1"}}}, .outputs = {{"d0", {"addr_out"}, {"16"}}},
+                       .semantics = R"(ENTRY store {
+  %In1 = s32[1, 4] parameter(0)
+  %a = u8[1, 4, 4] bitcast-convert(%In1)
+  ROOT %Out0 = u8[16] reshape(%a)
+})"},
+      isa::Instruction{.name = "neg", .beta = {"addr"},
+                       .inputs = {{"r", {"addr"}, {"1"}}}, .outputs = {{"r", {"addr"}, {"1"}}},
+                       .semantics = R"(ENTRY neg {
+  %In1 = s32[1, 4] parameter(0)
+  ROOT %Out0 = s32[1, 4] negate(%In1)
+})"},
+      isa::Instruction{.name = "dbl", .beta = {"addr_in", "addr_out"},
+                       .inputs = {{"r", {"addr_in"}, {"1"}}}, .outputs = {{"r", {"addr_out"}, {"1"}}},
+                       .semantics = R"(ENTRY dbl {
+  %In1 = s32[1, 4] parameter(0)
+  ROOT %Out0 = s32[1, 4] add(%In1, %In1)
+})"},
+      isa::Instruction{.name = "add", .beta = {"addr_1", "addr_2", "addr_out"},
+                       .inputs = {{"r", {"addr_1"}, {"1"}}, {"r", {"addr_2"}, {"1"}}},
+                       .outputs = {{"r", {"addr_out"}, {"1"}}},
+                       .semantics = R"(ENTRY add {
+  %In1 = s32[1, 4] parameter(0)
+  %In2 = s32[1, 4] parameter(1)
+  ROOT %Out0 = s32[1, 4] add(%In1, %In2)
+})"},
+  };
+};
+constexpr std::int64_t kTinyLoad = 0, kTinyStore = 1, kTinyNeg = 2, kTinyDbl = 3, kTinyAdd = 4;
+
+// (-a) + dbl(a): neg must run after dbl, its in-place write would clobber `a` otherwise. Both
+// operands of the final add need one row above the other's, so esun ties and keeps operand
+// order (neg first): that schedule's CSP is unsatisfiable.
+select::PiiGraph tiny_graph() {
+  const Shape row(DType::s32, {1, 4});
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 16));                                           // 0 a
+  n.push_back(pii(kTinyLoad, {}, 1, row, {0}));                        // 1 S
+  n.push_back(pii(kTinyNeg, {}, 1, row, {1}));                         // 2 X = -S (in place)
+  n.push_back(pii(kTinyDbl, {}, 1, row, {1}));                         // 3 Y = S + S
+  n.push_back(pii(kTinyAdd, {}, 1, row, {2, 3}));                      // 4
+  n.push_back(pii(kTinyStore, {}, 0, bytes(16), {4}));                 // 5
+  return select::PiiGraph(std::move(n), {5});
+}
+
+hlo::Module tiny_kernel() {
+  return hlo::parse_module(R"(HloModule tiny
+ENTRY main {
+  %a = s32[1,4] parameter(0)
+  %n = s32[1,4] negate(%a)
+  %d = s32[1,4] add(%a, %a)
+  ROOT %r = s32[1,4] add(%n, %d)
+})");
+}
+
+template <class Isa>
+select::SelectionContext context_of() {
+  select::SelectionContext c;
+  c.isa = isa::view<Isa>();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("esun orders the QKV graph depth-first and a value read last does not interfere with the write") {
+  const auto g = qkv_attention_graph();
+  const auto ctx = qkv_context();
+  const auto kernel = attention();
+  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(kernel));
+  const alloc::Schedule s = alloc::esun_schedule(values);
+  REQUIRE(s.order.size() == 9);  // the 9 instructions, leaves excluded
+  CHECK(s.order.back() == 11);
+  // Q Kᵀ before V's load: gemm(5)'s subtree needs 2 d1 tiles, load_rm(V) one, so the
+  // second gemm evaluates its costlier operand (the mov of the softmax) first.
+  const auto pos = [&](std::size_t node) { return std::find(s.order.begin(), s.order.end(), node) - s.order.begin(); };
+  CHECK(pos(6) < pos(8));
+  const auto ig = alloc::interference_graph(values, s);
+  const auto has = [&](std::size_t a, std::size_t b) { return std::find(ig.begin(), ig.end(), std::pair{a, b}) != ig.end(); };
+  CHECK(has(1, 3));    // both gemm operands live at once
+  CHECK_FALSE(has(4, 5));  // softmax overwrites the gemm result it reads last
+  CHECK(has(6, 8));
+  CHECK_FALSE(has(1, 6));  // Q's tile is dead once the first gemm ran
+  CHECK(has(0, 11));   // an input and the output are both in HBM for good
+}
+
+TEST_CASE("the QKV attention graph allocates to the paper's nine instructions and verifies") {
+  const auto g = qkv_attention_graph();
+  const auto ctx = qkv_context();
+  const auto kernel = attention();
+  const auto image = sim::kernel_image(kernel);
+  const auto r = alloc::allocate(g, ctx, image);
+  INFO(r.message);
+  REQUIRE(r.program);
+  CHECK(r.stats.solved_by == alloc::SolvedBy::Constructive);
+  CHECK(r.stats.schedules_tried == 1);
+  const auto& p = *r.program;
+  CHECK(names(p) == std::vector<std::string>{"load_rm", "load_cm", "gemm", "softmax", "mov", "load_rm", "gemm", "mov", "store_rm"});
+  // CSP3: the HBM addresses come from the kernel image (Q, K, V at 0, 8K, 16K; output at 24K).
+  CHECK(p.instructions[0].attributes == std::vector<std::int64_t>{64, 0, 0});
+  CHECK(p.instructions[1].attributes[1] == 8192);
+  CHECK(p.instructions[5].attributes[1] == 16384);
+  CHECK(p.instructions[8].attributes[2] == 24576);
+  // CSP2: gemm reads exactly the tiles the loads wrote; softmax works in place on gemm's result.
+  CHECK(p.instructions[2].attributes[0] == p.instructions[0].attributes[2]);
+  CHECK(p.instructions[2].attributes[1] == p.instructions[1].attributes[2]);
+  CHECK(p.instructions[3].attributes[1] == p.instructions[2].attributes[2]);
+  // CSP4: the two gemm operands are disjoint 64-row tiles of the 128-row d1.
+  CHECK(std::abs(p.instructions[2].attributes[0] - p.instructions[2].attributes[1]) >= 64);
+  CHECK(p.constants.empty());
+  require_verifies(kernel, ctx.isa, p);
+}
+
+TEST_CASE("Z3 allocates the QKV graph when the constructive path is skipped, deterministically") {
+  const auto g = qkv_attention_graph();
+  const auto ctx = qkv_context();
+  const auto kernel = attention();
+  const auto image = sim::kernel_image(kernel);
+  alloc::AllocateOptions o;
+  o.csp.constructive = false;
+  alloc::CspSolver solver;  // one context for all three calls
+  const auto a = alloc::allocate(g, ctx, image, solver, o);
+  INFO(a.message);
+  REQUIRE(a.program);
+  CHECK(a.stats.solved_by == alloc::SolvedBy::Z3);
+  CHECK(a.stats.csp_variables > 0);
+  CHECK(a.stats.csp_constraints > a.stats.interference_edges);
+  require_verifies(kernel, ctx.isa, *a.program);
+  const auto b = alloc::allocate(g, ctx, image, solver, o);
+  REQUIRE(b.program);
+  CHECK(*a.program == *b.program);
+  const auto c1 = alloc::allocate(g, ctx, image);
+  const auto c2 = alloc::allocate(g, ctx, image);
+  REQUIRE((c1.program && c2.program));
+  CHECK(*c1.program == *c2.program);
+}
+
+TEST_CASE("Z3's optimizer packs the QKV graph into the smallest footprint") {
+  const auto g = qkv_attention_graph();
+  const auto ctx = qkv_context();
+  const auto kernel = attention();
+  alloc::AllocateOptions o;
+  o.csp.constructive = false;
+  o.csp.minimize_footprint = true;
+  const auto r = alloc::allocate(g, ctx, sim::kernel_image(kernel), o);
+  INFO(r.message);
+  REQUIRE(r.program);
+  // d1 needs two tiles (rows 0..127), d2 one (rows 0..63): every d1 address is 0 or 64 and
+  // every d2 address 0.
+  for (const auto& i : r.program->instructions) {
+    if (i.name == "gemm") {
+      CHECK(i.attributes[2] == 0);
+      CHECK((i.attributes[0] == 0 || i.attributes[0] == 64));
+    }
+    if (i.name == "softmax") CHECK(i.attributes[1] == 0);
+  }
+  require_verifies(kernel, ctx.isa, *r.program);
+}
+
+TEST_CASE("check_assignment rejects an allocation that breaks CSP2 or CSP4") {
+  const auto g = qkv_attention_graph();
+  const auto ctx = qkv_context();
+  const auto kernel = attention();
+  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(kernel));
+  const auto s = alloc::esun_schedule(values);
+  const auto ig = alloc::interference_graph(values, s);
+  auto a = alloc::constructive_assignment(values, s, ig);
+  REQUIRE(a);
+  CHECK_FALSE(alloc::check_assignment(values, ig, *a));
+  auto overlap = *a;
+  overlap.start[3] = overlap.start[1];  // K's tile on top of Q's
+  overlap.beta[3][1] = overlap.start[1][0];
+  overlap.beta[4][1] = overlap.start[1][0];
+  const auto why = alloc::check_assignment(values, ig, overlap);
+  REQUIRE(why);
+  CHECK(why->find("overlap") != std::string::npos);
+  auto misread = *a;
+  misread.beta[4][0] += 1;  // gemm reads one row off
+  REQUIRE(alloc::check_assignment(values, ig, misread));
+}
+
+TEST_CASE("a schedule whose CSP is unsatisfiable falls back to a later order (§6.4)") {
+  const auto g = tiny_graph();
+  const auto ctx = context_of<Tiny<4>>();
+  const auto kernel = tiny_kernel();
+  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(kernel));
+  const auto first = alloc::esun_schedule(values);
+  REQUIRE(first.order == std::vector<std::size_t>{1, 2, 3, 4, 5});  // neg before a + a: doomed
+  const auto r = alloc::allocate(g, ctx, sim::kernel_image(kernel));
+  INFO(r.message);
+  REQUIRE(r.program);
+  CHECK(r.stats.schedules_tried == 2);
+  CHECK(r.schedule.order == std::vector<std::size_t>{1, 3, 2, 4, 5});
+  CHECK(names(*r.program) == std::vector<std::string>{"load", "dbl", "neg", "add", "store"});
+  require_verifies(kernel, ctx.isa, *r.program);
+}
+
+TEST_CASE("an unsat core prunes every order whose interference graph contains it") {
+  const auto g = tiny_graph();
+  const auto ctx = context_of<Tiny<4>>();
+  const auto kernel = tiny_kernel();
+  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(kernel));
+  alloc::ScheduleGenerator gen(values);
+  auto s1 = gen.next();
+  REQUIRE(s1);
+  alloc::CspSolver solver;
+  const auto r1 = solver.solve(values, *s1, gen.last_interference());
+  REQUIRE(r1.status == alloc::CspStatus::Unsat);
+  // The core is the in-place neg (2) overwriting S (1) while S is still needed.
+  CHECK(r1.core == alloc::InterferenceGraph{{1, 2}});
+  gen.add_failed(r1.core);
+  auto s2 = gen.next();
+  REQUIRE(s2);
+  CHECK(s2->order == std::vector<std::size_t>{1, 3, 2, 4, 5});
+  CHECK(gen.next() == std::nullopt);  // the only other order is the one just returned
+}
+
+TEST_CASE("a graph no schedule can allocate fails cleanly") {
+  const auto g = tiny_graph();
+  const auto ctx = context_of<Tiny<1>>();  // one row: S and S + S can never coexist
+  const auto kernel = tiny_kernel();
+  const auto r = alloc::allocate(g, ctx, sim::kernel_image(kernel));
+  CHECK_FALSE(r.program);
+  CHECK_FALSE(r.assignment);
+  CHECK(r.stats.schedules_tried >= 1);
+  CHECK(r.stats.schedules_tried <= 2);
+  CHECK(r.message.find("no allocation") != std::string::npos);
+}
+
+TEST_CASE("bad graphs are act::Errors, not crashes") {
+  const auto ctx = qkv_context();
+  const auto kernel = attention();
+  const auto image = sim::kernel_image(kernel);
+  SECTION("a root of the wrong size") {
+    std::vector<PiiNode> n{leaf(0, 8192), pii(kLoadRm, {64}, kD1, rows(64), {0}), pii(kStoreRm, {32}, kD0, bytes(4096), {1})};
+    const select::PiiGraph g(std::move(n), {2});
+    CHECK_THROWS_AS(alloc::allocate(g, ctx, image), Error);
+  }
+  SECTION("an instruction index outside the ISA") {
+    std::vector<PiiNode> n{leaf(0, 8192), pii(99, {64}, kD1, rows(64), {0})};
+    const select::PiiGraph g(std::move(n), {1});
+    CHECK_THROWS_AS(alloc::allocate(g, ctx, image), Error);
+  }
+  SECTION("a constant without a value") {
+    PiiNode c;
+    c.kind = PiiNodeKind::Constant;
+    c.buffer = kD0;
+    c.index = -1;
+    c.type = bytes(8192);
+    std::vector<PiiNode> n{c, pii(kLoadRm, {64}, kD1, rows(64), {0}), pii(kMov, {64}, kD1, rows(64), {1})};
+    const select::PiiGraph g(std::move(n), {2});
+    CHECK_THROWS_AS(alloc::allocate(g, ctx, image), Error);
+  }
+}
+
+TEST_CASE("slice^H and concat^H: Q Kᵀ from two 32-row halves of Q") {
+  const auto kernel = hlo::parse_module(R"(HloModule qk
+ENTRY main {
+  %q = bf16[64,64] parameter(0)
+  %k = bf16[64,64] parameter(1)
+  %kt = bf16[64,64] transpose(%k), dimensions={1,0}
+  ROOT %s = bf16[64,64] dot(%q, %kt), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  const auto ctx = qkv_context();
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 8192));  // 0 Q
+  n.push_back(leaf(1, 8192));  // 1 K
+  PiiNode top;
+  top.kind = PiiNodeKind::SliceH;
+  top.buffer = kD0;
+  top.index = kD0;
+  top.slice = {hlo::SliceRange{0, 4096, 1}};
+  top.type = bytes(4096);
+  top.operands = {0};
+  PiiNode bottom = top;
+  bottom.slice = {hlo::SliceRange{4096, 8192, 1}};
+  n.push_back(top);                                               // 2 rows 0..31 of Q
+  n.push_back(bottom);                                            // 3 rows 32..63 of Q
+  n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {2}));            // 4
+  n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {3}));            // 5
+  PiiNode cat;
+  cat.kind = PiiNodeKind::ConcatH;
+  cat.buffer = kD1;
+  cat.index = kD1;
+  cat.dimension = 0;
+  cat.type = rows(64);
+  cat.operands = {4, 5};
+  n.push_back(cat);                                               // 6 Q in d1
+  n.push_back(pii(kLoadCm, {64}, kD1, rows(64), {1}));            // 7 Kᵀ
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {6, 7}));             // 8
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {8}));               // 9
+  n.push_back(pii(kStoreRm, {64}, kD0, bytes(8192), {9}));        // 10
+  const select::PiiGraph g(std::move(n), {10});
+  const auto image = sim::kernel_image(kernel);
+  for (bool constructive : {true, false}) {
+    alloc::AllocateOptions o;
+    o.csp.constructive = constructive;
+    const auto r = alloc::allocate(g, ctx, image, o);
+    INFO(r.message);
+    REQUIRE(r.program);
+    const auto& p = *r.program;
+    REQUIRE(names(p) == std::vector<std::string>{"load_rm", "load_rm", "load_cm", "gemm", "mov", "store_rm"});
+    // The halves come from HBM 0 and 4096 and land back to back; gemm reads them as one tile.
+    const auto& a = p.instructions[0].attributes[1] == 0 ? p.instructions[0] : p.instructions[1];
+    const auto& b = p.instructions[0].attributes[1] == 0 ? p.instructions[1] : p.instructions[0];
+    CHECK(a.attributes[1] == 0);
+    CHECK(b.attributes[1] == 4096);
+    CHECK(b.attributes[2] == a.attributes[2] + 32);
+    CHECK(p.instructions[3].attributes[0] == a.attributes[2]);
+    require_verifies(kernel, ctx.isa, p);
+  }
+}
