@@ -3,6 +3,7 @@
 // expressed as a dot with a constant (ones, identity, reversed identity).
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "act/select/axioms_support.hpp"
@@ -196,24 +197,35 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         pbd[rb].high = extra;
         return b.dot(b.pad(m.a, zero, pa), b.pad(m.b, zero, pbd), m.dims, m.result);
       }));
-  // Issue 3: pad the lhs free dim of a 2-D dot with zero rows up to a power of two and slice the
-  // result back: slice(dot(pad(a, 0), b)).
+  // Issue 3: pad the lhs free dim m of a 2-D dot [m,k]x[k,n] with zero rows and slice the result
+  // back: slice(dot(concat(a, 0), b)). The zero rows are a constant block (not pad(a, 0)): a
+  // concatenation with a constant is what accelerators can build (concat^H of a value and a
+  // loaded constant), and no instruction computes pad. Target rows t = max(P(m), P(k)), P the
+  // next power of two: a power of two, and at least the contracted size, since matrix units are
+  // square (QKV's gemm is 64x64x64: a 32-row Q must become 64 rows). Applies when t > m; the
+  // padded dot has t rows and never pads again.
+  const auto padded_rows = [](const View& v) {
+    const auto m = v.root_type().dims[0];
+    const auto k = v.type("?a").dims[static_cast<std::size_t>(v.attr("dot").dot.lhs_contracting[0])];
+    return std::max(next_power_of_two(m), next_power_of_two(k));
+  };
   out.push_back(make_axiom(
       ctx, info("dot-pad-lhs-free", AxiomFamily::Padding, {Opcode::Dot},
-                {Opcode::Slice, Opcode::Dot, Opcode::Pad, Opcode::Constant}, false, "issue 3: pad to fit"),
+                {Opcode::Slice, Opcode::Dot, Opcode::Concatenate, Opcode::Constant}, false, "issue 3: pad to fit"),
       dot_pattern(),
-      [](const View& v) {
+      [padded_rows](const View& v) {
         if (!plain_2d(v)) return false;
         const auto m = v.root_type().dims[0];
-        return m > 0 && next_power_of_two(m) != m;
+        return m > 0 && padded_rows(v) > m;
       },
-      [](const View& v, Build& b) -> std::optional<Id> {
+      [padded_rows](const View& v, Build& b) -> std::optional<Id> {
         const DotMatch m = read_dot(v);
         const Dims result = v.root_type().dims;
         const auto f = static_cast<std::size_t>(m.lhs_free[0]);
-        std::vector<hlo::PadDimension> pa(2);
-        pa[f].high = next_power_of_two(result[0]) - result[0];
-        const Id padded = b.dot(b.pad(m.a, b.scalar(m.ta.dtype, 0), pa), m.b, m.dims, m.result);
+        Dims zeros = m.ta.dims;
+        zeros[f] = padded_rows(v) - result[0];
+        const Id block = b.filled(m.ta.dtype, zeros, [](std::int64_t, std::int64_t) { return 0.0; });
+        const Id padded = b.dot(b.concat({m.a, block}, static_cast<std::int64_t>(f)), m.b, m.dims, m.result);
         return b.slice(padded, full_ranges(result));
       }));
   // rewrites.md DOT-5 reversed: dot(pad(a, 0), pad(b, 0)) padded only at the high end of the

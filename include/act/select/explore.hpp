@@ -14,9 +14,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <span>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "act/core/error.hpp"
 #include "act/egraph/rewrite.hpp"
@@ -73,6 +76,23 @@ class Explorer {
   bool finished() const { return finished_; }
   std::size_t yielded() const { return seen_.size(); }          // distinct graphs so far
   const std::vector<egraph::RunReport>& reports() const { return reports_; }
+  // Why the enumeration ended (for "no program" messages): how exploration stopped, and
+  // which root requests the e-graph cannot meet (Extractor::explain_unmet_roots), or that the
+  // roots are reachable but no graph fits the budget. Rebuilds the e-graph if needed.
+  std::string diagnosis() {
+    if (!graph_.is_clean()) graph_.rebuild();
+    std::string out = fmt::format("{} rounds, {} iterations, {} e-nodes, {} graphs yielded; exploration {}", round_,
+                                  iterations(), graph_.num_nodes(), yielded(),
+                                  reports_.empty() ? std::string("not run")
+                                                   : fmt::format("stopped on {}", egraph::to_string(reports_.back().stop_reason)));
+    ExtractorOptions probe = options_.extractor;
+    probe.max_size = 0;
+    const Extractor extractor(graph_, context_, roots_, std::move(probe));
+    const std::string unmet = extractor.explain_unmet_roots();
+    if (!unmet.empty()) return out + "\n" + unmet;
+    return out + fmt::format("\nevery root can be produced; no further graph within {} instruction nodes", budget_);
+  }
+
   std::size_t iterations() const {
     std::size_t n = 0;
     for (const auto& r : reports_) n += r.iterations.size();

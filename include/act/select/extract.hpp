@@ -42,6 +42,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "act/core/error.hpp"
 #include "act/egraph/id.hpp"
 #include "act/select/pii_graph.hpp"
@@ -119,6 +121,63 @@ class Extractor {
   }
   int hbm() const { return hbm_; }
   std::size_t states_visited() const { return states_; }
+
+  // Why there is no pii graph (empty when every root can reach HBM): for each root that cannot
+  // be produced in HBM, the first classes on the way up from the kernel's inputs that no
+  // instruction produces in any buffer, i.e. classes with an operator e-node whose operands can
+  // all be produced somewhere while the operation itself cannot (breadth-first from the root,
+  // at most `max_blockers` per root). E.g. "root 0 (u8[16384]) cannot be produced in d0; no
+  // instruction computes: u8[64,64,4] reshape(u8[16384]) [class 1]".
+  std::string explain_unmet_roots(std::size_t max_blockers = 4) const {
+    std::string out;
+    const auto somewhere = [&](std::uint32_t c) {
+      for (std::size_t b = 0; b < buffers_; ++b)
+        if (producible_[key(Request{c, static_cast<int>(b)})]) return true;
+      return false;
+    };
+    for (std::size_t r = 0; r < root_requests_.size(); ++r) {
+      const Request root = root_requests_[r];
+      if (producible_[key(root)]) continue;
+      if (!out.empty()) out += '\n';
+      out += fmt::format("root {} ({}) cannot be produced in {}", r, to_string(graph_.data(classes_[root.cls]).type),
+                         context_.isa.buffers[static_cast<std::size_t>(hbm_)].name);
+      std::vector<std::uint8_t> visited(classes_.size(), 0);
+      std::vector<std::uint32_t> queue{root.cls};
+      visited[root.cls] = 1;
+      std::vector<std::string> blockers;
+      for (std::size_t q = 0; q < queue.size() && blockers.size() < max_blockers; ++q) {
+        const std::uint32_t c = queue[q];
+        if (somewhere(c)) continue;  // producible, just not in the buffer its user needs
+        bool blocker = false;
+        std::string text;
+        for (egraph::Id n : graph_.eclass(classes_[c]).nodes) {
+          const auto view = graph_.node(n);
+          if (view.op.kind != NodeKind::Operator) continue;
+          bool operands_ready = true;
+          std::vector<std::string> operand_types;
+          for (egraph::Id child : view.children) {
+            const std::uint32_t d = dense(graph_.find(child));
+            operand_types.push_back(to_string(graph_.data(classes_[d]).type));
+            if (!somewhere(d)) {
+              operands_ready = false;
+              if (!visited[d]) {
+                visited[d] = 1;
+                queue.push_back(d);
+              }
+            }
+          }
+          if (operands_ready && !blocker) {
+            blocker = true;
+            text = fmt::format("{} {}({}) [class {}]", to_string(graph_.data(classes_[c]).type), hlo::opcode_name(view.op.opcode),
+                               fmt::join(operand_types, ", "), classes_[c]);
+          }
+        }
+        if (blocker) blockers.push_back(std::move(text));
+      }
+      if (!blockers.empty()) out += fmt::format("; no instruction computes: {}", fmt::join(blockers, "; "));
+    }
+    return out;
+  }
 
  private:
   struct Request {

@@ -1,5 +1,6 @@
 // The rule set phase 1 saturates with for one ISA: the IR->IR axioms kept by the filter, one
-// generated IR->ISA rule per instruction, and the identity instructions slice^H / concat^H.
+// generated IR->ISA rule per instruction, the identity instructions slice^H / concat^H, and the
+// byte view of constants (constant_rules.hpp: constants are HBM leaves, loads read bytes).
 //
 // Filter (App. B module 2), computed once per ISA to a fixed point over operators:
 //   useful := the operators of the IR->ISA patterns, plus slice and concatenate (identity rules)
@@ -16,17 +17,18 @@
 #include <fmt/format.h>
 
 #include "act/select/axioms.hpp"
+#include "act/select/constant_rules.hpp"
 #include "act/select/identity_rules.hpp"
 #include "act/select/isa_rules.hpp"
 
 namespace act::select {
 
 struct RuleSet {
-  std::vector<TensorRewrite> rules;        // kept axioms, then IR->ISA rules, then identity rules
+  std::vector<TensorRewrite> rules;        // kept axioms, IR->ISA rules, identity rules, constant rules
   IsaRuleSet isa;                          // infos of the IR->ISA rules (its `rules` is moved out)
   std::vector<AxiomInfo> kept_axioms;      // in rule order
   std::vector<std::string> dropped_axioms; // names
-  std::size_t axiom_count = 0, isa_rule_count = 0, identity_rule_count = 0;
+  std::size_t axiom_count = 0, isa_rule_count = 0, identity_rule_count = 0, constant_rule_count = 0;
 };
 
 // Indices of the axioms the filter keeps (see the header comment), ascending.
@@ -85,6 +87,10 @@ inline RuleSet rule_set(SelectionContext& context, bool filter = true) {
     set.rules.push_back(std::move(r));
     ++set.identity_rule_count;
   }
+  for (auto& r : constant_rules(context)) {
+    set.rules.push_back(std::move(r));
+    ++set.constant_rule_count;
+  }
   return set;
 }
 
@@ -101,7 +107,11 @@ inline std::string describe_rules(const isa::IsaView& isa) {
   for (const auto& info : set.isa.infos) out += describe(*info, isa.instructions[info->instruction]);
   for (const auto& s : set.isa.skipped) out += fmt::format("skipped {}\n", s);
   out += "\nidentity rules:\n";
-  for (std::size_t r = set.axiom_count + set.isa_rule_count; r < set.rules.size(); ++r)
+  const std::size_t identity_begin = set.axiom_count + set.isa_rule_count;
+  for (std::size_t r = identity_begin; r < identity_begin + set.identity_rule_count; ++r)
+    out += fmt::format("  {}\n", set.rules[r].name());
+  out += "\nconstant rules:\n";
+  for (std::size_t r = identity_begin + set.identity_rule_count; r < set.rules.size(); ++r)
     out += fmt::format("  {}\n", set.rules[r].name());
   out += "\nIR->IR axioms kept:\n";
   for (const auto& a : set.kept_axioms) out += fmt::format("  {} ({})\n", a.name, to_string(a.family));
