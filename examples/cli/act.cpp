@@ -4,6 +4,7 @@
 // Exit codes (DESIGN.md): 0 ok, 1 no code / verification failed, 2 bad input (any act::Error
 // from parsing, an unknown ISA, a missing file, bad arguments). No exception escapes main.
 #include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -18,12 +19,14 @@
 
 #include <fmt/format.h>
 
+#include "act/codegen/backend.hpp"
 #include "act/core/error.hpp"
 #include "act/hlo/parser.hpp"
 #include "act/hlo/printer.hpp"
 #include "act/isa/registry.hpp"
 #include "act/select/rule_set.hpp"
 #include "act/sim/assembly.hpp"
+#include "act/sim/program_formats.hpp"
 #include "act/sim/verify.hpp"
 
 #ifndef ACT_VERSION
@@ -182,6 +185,77 @@ int run_rules(Args& args) {
   return kExitOk;
 }
 
+// `act compile`: HLO in, assembly out (Backend<Isa>::try_compile); exit 1 when no program is
+// found within the budget or --verify finds a mismatch.
+int run_compile(Args& args) {
+  const auto isa_name = args.option("--isa");
+  if (!isa_name) throw UsageError{"--isa NAME is required"};
+  const auto output = args.option("-o");
+  const auto format_name = args.option("--format");
+  const auto format = act::sim::parse_program_format(format_name ? *format_name : "text");
+  if (!format) throw UsageError{fmt::format("--format must be text, json or python, got '{}'", *format_name)};
+  // --verify alone (10 trials) or --verify=N; a bare --verify must not swallow the next argument.
+  int trials = 0;
+  if (args.flag("--verify")) trials = 10;
+  else if (const auto n = args.option("--verify")) {
+    const auto [ptr, ec] = std::from_chars(n->data(), n->data() + n->size(), trials);
+    if (ec != std::errc() || ptr != n->data() + n->size() || trials < 1)
+      throw UsageError{fmt::format("--verify=N needs an integer >= 1, got '{}'", *n)};
+  }
+  act::codegen::Options options;
+  if (const auto timeout = args.option("--timeout")) {
+    double seconds = 0;
+    const auto [ptr, ec] = std::from_chars(timeout->data(), timeout->data() + timeout->size(), seconds);
+    if (ec != std::errc() || ptr != timeout->data() + timeout->size() || !(seconds > 0))
+      throw UsageError{fmt::format("--timeout needs a number of seconds > 0, got '{}'", *timeout)};
+    options.timeout = std::chrono::duration<double>(seconds);
+  }
+  options.deterministic = args.flag("--deterministic");
+  options.max_candidates = static_cast<std::size_t>(args.integer_option("--candidates", 0, 1));
+  const bool stats = args.flag("--stats");
+  const bool hex = args.flag("--hex");
+  const auto dot = args.option("--dot");
+  const auto files = args.positionals(1);
+  const act::isa::IsaView isa = act::isa::find_view(*isa_name);
+  const act::hlo::Module kernel = load_module(files[0]);
+  act::codegen::CompileOutcome outcome = act::isa::with_isa(*isa_name, [&](auto type) {
+    using Isa = typename decltype(type)::type;
+    return in_file(files[0], [&] { return act::Backend<Isa>().try_compile(kernel, options); });
+  });
+  if (stats) std::cerr << outcome.statistics.to_string();
+  if (!outcome) {
+    std::cerr << "act compile: " << outcome.message << "\n";
+    return kExitFailed;
+  }
+  const act::CompileResult& result = *outcome.result;
+  act::sim::ProgramFormatOptions print;
+  print.hex = hex;
+  print.kernel_name = kernel.name;
+  print.source = std::string(files[0]);
+  print.extra_header.push_back(fmt::format("{} instructions, cost {} (declared instruction costs), candidate {} of {}",
+                                           result.program.instructions.size(), result.cost, result.statistics.best_candidate,
+                                           result.statistics.candidates));
+  const std::string text = act::sim::format_program(*format, result.program, isa, result.image, print);
+  if (output) {
+    std::ofstream out{std::string(*output), std::ios::binary};
+    if (!out || !(out << text)) throw act::Error(act::ErrorKind::Io, fmt::format("cannot write '{}'", *output));
+  } else {
+    std::cout << text;
+  }
+  if (dot) {
+    std::ofstream out{std::string(*dot), std::ios::binary};
+    if (!out || !(out << result.dot)) throw act::Error(act::ErrorKind::Io, fmt::format("cannot write '{}'", *dot));
+  }
+  if (trials > 0) {
+    act::sim::VerifyOptions verify;
+    verify.trials = trials;
+    const act::sim::VerifyResult v = act::sim::verify(kernel, isa, result.program, verify);
+    std::cerr << v.message << "\n";
+    if (!v.ok) return kExitFailed;
+  }
+  return kExitOk;
+}
+
 struct Command {
   std::string_view name;
   std::string_view usage;  // arguments after the name
@@ -193,6 +267,10 @@ constexpr Command kCommands[] = {
     {"parse", "FILE.hlo", "check an HLO module and print it in XLA's text form", run_parse},
     {"verify", "--isa NAME KERNEL.hlo PROGRAM.asm [--trials N] [--seed S]",
      "run the program in the simulator on random inputs and compare with the kernel", run_verify},
+    {"compile",
+     "--isa NAME KERNEL.hlo [-o FILE] [--format text|json|python] [--verify[=N]] [--timeout S] [--deterministic] "
+     "[--candidates N] [--stats] [--dot FILE] [--hex]",
+     "compile the kernel to assembly for the ISA (exit 1 when no program is found within the budget)", run_compile},
     {"isas", "", "list the accelerators act knows, with their buffers and instructions", run_isas},
     {"rules", "--isa NAME", "print the rewrite rules phase 1 uses for the ISA (generated IR->ISA, identity, kept axioms)",
      run_rules},

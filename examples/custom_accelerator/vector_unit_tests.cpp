@@ -1,5 +1,6 @@
-// Unit tests a user writes for their own accelerator: programs for a kernel are run in act's
-// simulator on the accelerator's own semantics and compared with the reference interpreter.
+// Unit tests a user writes for their own accelerator: act::Backend<toy::VectorUnit> compiles a
+// kernel, and programs (compiled or hand-written) are run in act's simulator on the
+// accelerator's own semantics and compared with the reference interpreter.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
@@ -12,7 +13,17 @@ namespace {
 const std::string kDir = EXAMPLE_DIR;
 }
 
-TEST_CASE("relu(x + y) on the vector unit matches the kernel") {
+TEST_CASE("the backend compiles relu(x + y) for the vector unit, and the program verifies") {
+  auto r = act::testing::compile_and_verify<toy::VectorUnit>(kDir + "/add_relu.hlo");
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.count("vadd") == 1);
+  CHECK(r.count("vmax") == 1);
+  CHECK(r.count("vstore") == 1);
+  // Declared costs: two vloads and a vstore of n = 2 rows cost n each; vadd, vzero, vmax 1.
+  CHECK(r.cost() == 2 + 2 + 2 + 1 + 1 + 1);
+}
+
+TEST_CASE("hand-written relu(x + y) on the vector unit matches the kernel") {
   auto result = act::testing::verify_files<toy::VectorUnit>(kDir + "/add_relu.hlo", kDir + "/add_relu.asm",
                                                             {.trials = 20, .seed = 7});
   ACT_REQUIRE_VERIFIED(result);

@@ -1,5 +1,4 @@
 // act — everything a user needs: #include <act/act.hpp>
-// (the e-graph engine, phase 1 and phase 2 join this list as they land)
 #pragma once
 
 #include "act/core/dtype.hpp"
@@ -22,4 +21,11 @@
 #include "act/sim/assembly.hpp"
 #include "act/sim/kernel_image.hpp"
 #include "act/sim/machine.hpp"
+#include "act/sim/program_formats.hpp"
 #include "act/sim/verify.hpp"
+
+// The compiler: act::Backend<Isa> (phase 1, phase 2, cost model, candidate enumeration).
+#include "act/codegen/backend.hpp"
+#include "act/codegen/cost_model.hpp"
+#include "act/codegen/options.hpp"
+#include "act/codegen/statistics.hpp"

@@ -421,7 +421,7 @@ TEST_CASE("isa: registry", "[isa]") {
     FAIL("no exception");
   } catch (const act::Error& e) {
     CHECK(e.kind() == act::ErrorKind::Isa);
-    CHECK(e.message() == "unknown ISA 'foo' (known: qkv)");
+    CHECK(e.message().rfind("unknown ISA 'foo' (known: qkv", 0) == 0);  // more ISAs may follow qkv
   }
   // Every registered ISA is valid at run time too.
   for (auto name : names) CHECK_NOTHROW(act::isa::check(act::isa::find_view(name)));

@@ -21,12 +21,14 @@
 
 #include "act/core/error.hpp"
 #include "act/isa/description.hpp"
+#include "act/isa/amx.hpp"
 #include "act/isa/qkv.hpp"
 
 namespace act::isa {
 
 inline constexpr auto kIsas = boost::hana::make_tuple(  //
-    boost::hana::type_c<Qkv>                            //
+    boost::hana::type_c<Qkv>,                           //
+    boost::hana::type_c<Amx>                            //
 );
 
 inline constexpr std::size_t kIsaCount = decltype(boost::hana::length(kIsas))::value;

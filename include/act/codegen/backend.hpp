@@ -1,0 +1,413 @@
+// act::Backend<Isa>: the compiler backend for one accelerator (DESIGN.md "codegen", paper §7).
+//
+//   act::Backend<act::isa::Qkv> backend;
+//   for (const auto& candidate : backend.enumerate(kernel)) ...      // every program, lazily
+//   act::CompileResult r = backend.compile(kernel);                  // the cheapest found
+//
+// enumerate() is Fig. 12b: the explorer (modules 2-3, §5.4) yields pii graphs, phase 2
+// (modules 4-6) allocates each one and every success is a candidate. The fallbacks of §4.1 are
+// the loop structure: 5->4 (other schedules) inside alloc::allocate, 4->3 (next pii graph) here,
+// 3->2 (more rewriting) inside the explorer.
+// compile() is Fig. 12a: cost every candidate, keep the cheapest, stop by the rules of
+// options.hpp. No program at all is act::Error(NoProgram) saying what was tried.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "act/alloc/allocate.hpp"
+#include "act/codegen/cost_model.hpp"
+#include "act/codegen/options.hpp"
+#include "act/codegen/statistics.hpp"
+#include "act/core/error.hpp"
+#include "act/hlo/module.hpp"
+#include "act/isa/description.hpp"
+#include "act/select/explore.hpp"
+#include "act/select/init.hpp"
+#include "act/select/rule_set.hpp"
+#include "act/sim/kernel_image.hpp"
+
+namespace act::codegen {
+
+using Clock = std::chrono::steady_clock;
+
+// One assembly program equivalent to the kernel, with how it was obtained.
+struct Candidate {
+  sim::Program program;
+  select::PiiGraph graph;        // the pii graph it was allocated from
+  alloc::Schedule schedule;      // the schedule whose CSP was solved
+  alloc::Assignment assignment;  // the solved slices and beta
+  alloc::AllocateStats allocation;
+  double seconds = 0;            // when it was produced, since the enumeration (or compile) began
+};
+
+namespace backend_detail {
+
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Graphviz of an allocated pii graph (like Fig. 10a): per node the instruction or leaf, its
+// buffer, its schedule number and its solved slice [start, start + length) per access dim.
+inline std::string allocated_dot(const select::PiiGraph& graph, const isa::IsaView& isa, const alloc::GraphValues& values,
+                                 const alloc::Schedule& schedule, const alloc::Assignment& assignment) {
+  std::vector<std::int64_t> step(graph.nodes().size(), -1);
+  for (std::size_t t = 0; t < schedule.order.size(); ++t)
+    if (schedule.order[t] < step.size()) step[schedule.order[t]] = static_cast<std::int64_t>(t + 1);
+  std::string out = "digraph pii {\n  rankdir=BT;\n  node [fontname=\"monospace\"];\n";
+  for (std::size_t i = 0; i < graph.nodes().size(); ++i) {
+    const select::PiiNode& x = graph.node(i);
+    std::string label;
+    switch (x.kind) {
+      case select::PiiNodeKind::Pii: label = select::PiiGraph::instruction_text(isa, x); break;
+      case select::PiiNodeKind::Input: label = fmt::format("input {}", x.index); break;
+      case select::PiiNodeKind::Constant: label = fmt::format("constant {}", x.index); break;
+      case select::PiiNodeKind::SliceH: label = "slice^H"; break;
+      case select::PiiNodeKind::ConcatH: label = fmt::format("concat^H (dim {})", x.dimension); break;
+    }
+    std::string slice;
+    if (i < assignment.start.size() && i < values.length.size()) {
+      for (std::size_t d = 0; d < assignment.start[i].size() && d < values.length[i].size(); ++d)
+        slice += fmt::format("{}{}:{}", d ? "," : "", assignment.start[i][d], assignment.start[i][d] + values.length[i][d]);
+    }
+    const std::string buffer = x.buffer >= 0 && static_cast<std::size_t>(x.buffer) < isa.buffers.size()
+                                   ? std::string(isa.buffers[static_cast<std::size_t>(x.buffer)].name)
+                                   : fmt::format("buffer#{}", x.buffer);
+    const std::string number = step[i] > 0 ? fmt::format("#{} ", step[i]) : std::string();
+    out += fmt::format("  n{} [shape={}, label=\"{}{}\\n{}[{}]\"];\n", i, x.is_leaf() ? "ellipse" : "box", number, label,
+                       buffer, slice);
+    for (std::size_t k = 0; k < x.operands.size(); ++k) out += fmt::format("  n{} -> n{} [label=\"{}\"];\n", x.operands[k], i, k + 1);
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace backend_detail
+
+// The lazy candidate generator of Fig. 12b for one kernel. Move-only; owns the e-graph.
+class CandidateStream {
+ public:
+  // Runs module 1 (throws Error(Unsupported) when the kernel is outside the tensor language).
+  // Candidate times count from `start` (the compile's start: the heuristic compares them).
+  CandidateStream(const hlo::Module& kernel, const isa::IsaView& isa, Options options, Clock::time_point start = Clock::now())
+      : options_(std::move(options)), state_(std::make_unique<State>()), start_(start) {
+    const auto t0 = Clock::now();
+    state_->context.isa = isa;
+    state_->init = select::add_kernel(state_->graph, state_->context, kernel);
+    state_->graph.rebuild();
+    stats_.init_seconds = backend_detail::seconds_since(t0);
+    stats_.initial_enodes = state_->graph.num_nodes();
+    const auto t1 = Clock::now();
+    state_->rules = select::rule_set(state_->context);
+    stats_.rule_set_seconds = backend_detail::seconds_since(t1);
+    stats_.rules = state_->rules.rules.size();
+    select::ExplorerOptions explorer = options_.explorer;
+    if (explorer.runner.time_limit > options_.timeout) explorer.runner.time_limit = options_.timeout;
+    state_->explorer = std::make_unique<select::Explorer>(state_->graph, state_->context, state_->init.roots,
+                                                          state_->rules.rules, std::move(explorer));
+  }
+
+  // The next candidate, or nothing when the enumeration is over or `deadline` has passed (checked
+  // between pii graphs; a Z3 call is also bounded by it unless options.allocate sets a limit).
+  std::optional<Candidate> next(Clock::time_point deadline = Clock::time_point::max()) {
+    while (!exhausted_) {
+      if (Clock::now() >= deadline) return std::nullopt;
+      const auto t0 = Clock::now();
+      std::optional<select::PiiGraph> graph = state_->explorer->next();
+      explorer_seconds_ += backend_detail::seconds_since(t0);
+      update_phase1_statistics();
+      if (!graph) {
+        exhausted_ = true;
+        break;
+      }
+      ++stats_.pii_graphs;
+      if (std::optional<Candidate> c = allocate(std::move(*graph), deadline)) return c;
+    }
+    return std::nullopt;
+  }
+
+  bool exhausted() const { return exhausted_; }
+  const Statistics& statistics() const { return stats_; }
+  const sim::KernelImage& image() const { return state_->init.image; }
+  const isa::IsaView& isa() const { return state_->context.isa; }
+
+  // Why pii graphs could not be allocated: the first few distinct messages.
+  const std::vector<std::string>& allocation_failures() const { return failures_; }
+
+  // Graphviz of a candidate of this stream: instructions, buffers, schedule numbers, slices.
+  std::string to_dot(const Candidate& c) const {
+    const alloc::GraphValues values = alloc::analyze_values(c.graph, state_->context, state_->init.image);
+    return backend_detail::allocated_dot(c.graph, state_->context.isa, values, c.schedule, c.assignment);
+  }
+
+  // Range-for support: `for (const Candidate& c : stream)` runs to exhaustion (no deadline).
+  class iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = Candidate;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Candidate*;
+    using reference = const Candidate&;
+    iterator() = default;
+    explicit iterator(CandidateStream* s) : stream_(s) { ++*this; }
+    reference operator*() const { return *current_; }
+    pointer operator->() const { return &*current_; }
+    iterator& operator++() {
+      current_ = stream_->next();
+      if (!current_) stream_ = nullptr;
+      return *this;
+    }
+    void operator++(int) { ++*this; }
+    friend bool operator==(const iterator& a, const iterator& b) { return a.stream_ == b.stream_; }
+
+   private:
+    CandidateStream* stream_ = nullptr;
+    std::optional<Candidate> current_;
+  };
+  iterator begin() { return iterator(this); }
+  iterator end() { return iterator(); }
+
+ private:
+  // Heap-allocated so the rules' and the explorer's pointers to the context stay valid on move.
+  struct State {
+    select::SelectionContext context;
+    select::TensorGraph graph{select::TensorAnalysis(&context)};
+    select::InitialGraph init;
+    select::RuleSet rules;
+    std::unique_ptr<select::Explorer> explorer;
+    alloc::CspSolver solver;
+  };
+
+  void update_phase1_statistics() {
+    const select::Explorer& e = *state_->explorer;
+    double rewrite = 0;
+    for (const auto& r : e.reports()) rewrite += r.total_seconds;
+    stats_.rewrite_seconds = rewrite;
+    stats_.extract_seconds = std::max(0.0, explorer_seconds_ - rewrite);
+    stats_.iterations = e.iterations();
+    stats_.rounds = e.round();
+    stats_.budget = e.budget();
+    stats_.saturated = e.saturated();
+    stats_.enodes = state_->graph.num_nodes();
+    stats_.eclasses = state_->graph.num_classes();
+  }
+
+  void record_failure(std::string message) {
+    ++stats_.allocation_failures;
+    if (failures_.size() < 3 && std::find(failures_.begin(), failures_.end(), message) == failures_.end())
+      failures_.push_back(std::move(message));
+  }
+
+  std::optional<Candidate> allocate(select::PiiGraph graph, Clock::time_point deadline) {
+    alloc::AllocateOptions options = options_.allocate;
+    if (options.csp.timeout_ms == 0 && deadline != Clock::time_point::max()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      options.csp.timeout_ms = static_cast<unsigned>(std::clamp<long long>(left, 1, std::numeric_limits<unsigned>::max()));
+    }
+    alloc::AllocateResult r;
+    try {
+      r = alloc::allocate(graph, state_->context, state_->init.image, state_->solver, options);
+    } catch (const Error& e) {
+      // The graph does not fit the ISA or the kernel image (values.hpp): try the next one.
+      record_failure(e.what());
+      return std::nullopt;
+    }
+    stats_.schedules_tried += r.stats.schedules_tried;
+    stats_.schedules_pruned += r.stats.schedules_pruned;
+    stats_.csp_seconds += r.stats.solve_seconds;
+    stats_.schedule_emit_seconds += std::max(0.0, r.stats.seconds - r.stats.solve_seconds);
+    if (!r) {
+      record_failure(r.message);
+      return std::nullopt;
+    }
+    Candidate c;
+    c.program = std::move(*r.program);
+    c.graph = std::move(graph);
+    c.schedule = std::move(r.schedule);
+    c.assignment = std::move(*r.assignment);
+    c.allocation = r.stats;
+    c.seconds = backend_detail::seconds_since(start_);
+    return c;
+  }
+
+  Options options_;
+  std::unique_ptr<State> state_;
+  Clock::time_point start_;
+  Statistics stats_;
+  std::vector<std::string> failures_;
+  double explorer_seconds_ = 0;
+  bool exhausted_ = false;
+};
+
+// The chosen program and how it was found.
+struct CompileResult {
+  sim::Program program;
+  double cost = 0;
+  Statistics statistics;
+  select::PiiGraph graph;        // the chosen pii graph
+  alloc::Schedule schedule;
+  alloc::Assignment assignment;
+  sim::KernelImage image;        // where the kernel's inputs, outputs and constants live in HBM
+  std::string dot;               // Graphviz of the chosen pii graph, allocated
+
+  // How often `instruction` occurs in the program.
+  std::size_t count(std::string_view instruction) const {
+    return static_cast<std::size_t>(std::count_if(program.instructions.begin(), program.instructions.end(),
+                                                  [&](const sim::ConcreteInstruction& ci) { return ci.name == instruction; }));
+  }
+};
+
+// compile() without the exception: `result` is empty when no program was found, and `message`
+// then says what was tried.
+struct CompileOutcome {
+  std::optional<CompileResult> result;
+  std::string message;
+  Statistics statistics;
+  explicit operator bool() const { return result.has_value(); }
+};
+
+namespace backend_detail {
+
+inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaView& isa, const Options& options,
+                                      const Statistics& s, const std::vector<std::string>& failures) {
+  std::string out = fmt::format("no program for kernel '{}' on ISA {} ({} after {:.3f} s of a {:.3f} s budget): ", kernel.name,
+                                isa.name, to_string(s.stop), s.total_seconds, options.timeout.count());
+  if (s.pii_graphs == 0) {
+    out += fmt::format(
+        "instruction selection found no pii graph: no combination of {} instructions computes the kernel "
+        "({} rewrite iterations over {} rounds, {} e-nodes, e-graph {})",
+        isa.name, s.iterations, s.rounds, s.enodes, s.saturated ? "saturated" : "not saturated");
+    return out;
+  }
+  out += fmt::format("phase 2 could not allocate any of the {} pii graph(s) instruction selection produced ({} schedules tried, "
+                     "{} pruned)",
+                     s.pii_graphs, s.schedules_tried, s.schedules_pruned);
+  for (const auto& f : failures) out += fmt::format("; {}", f);
+  return out;
+}
+
+// Fig. 12a over any IsaView.
+inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa, const Options& options) {
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(options.timeout);
+  CompileOutcome outcome;
+  std::optional<CandidateStream> stream;
+  try {
+    stream.emplace(kernel, isa, options, start);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Unsupported) throw;
+    outcome.statistics.total_seconds = seconds_since(start);
+    outcome.message = fmt::format("no program for kernel '{}' on ISA {}: module 1 cannot express the kernel: {}", kernel.name,
+                                  isa.name, e.message());
+    return outcome;
+  }
+  const CostModel& model = options.cost_model ? options.cost_model : CostModel(declared_cost);
+  std::optional<Candidate> best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  std::size_t candidates = 0, best_index = 0;
+  double cost_seconds = 0;
+  StopReason stop = StopReason::Exhausted;
+  for (;;) {
+    auto until = deadline;
+    if (best && !options.deterministic) {
+      // The heuristic as a deadline, so a slow enumeration cannot outlive it either.
+      const auto heuristic = start + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(options.patience * best->seconds));
+      until = std::min(until, heuristic);
+    }
+    std::optional<Candidate> c = stream->next(until);
+    if (!c) {
+      if (stream->exhausted()) stop = StopReason::Exhausted;
+      else stop = Clock::now() >= deadline ? StopReason::Timeout : StopReason::Heuristic;
+      break;
+    }
+    ++candidates;
+    const auto t0 = Clock::now();
+    const double cost = model(c->program, isa);
+    cost_seconds += seconds_since(t0);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = std::move(c);
+      best_index = candidates;
+    } else if (options.deterministic ? static_cast<double>(candidates) > options.patience * static_cast<double>(best_index)
+                                     : seconds_since(start) > options.patience * best->seconds) {
+      stop = StopReason::Heuristic;
+      break;
+    }
+    if (options.max_candidates && candidates >= options.max_candidates) {
+      stop = StopReason::CandidateLimit;
+      break;
+    }
+  }
+  Statistics s = stream->statistics();
+  s.candidates = candidates;
+  s.best_candidate = best_index;
+  s.best_seconds = best ? best->seconds : 0;
+  s.cost_seconds = cost_seconds;
+  s.stop = stop;
+  s.total_seconds = seconds_since(start);
+  outcome.statistics = s;
+  if (!best) {
+    outcome.message = no_program_message(kernel, isa, options, s, stream->allocation_failures());
+    return outcome;
+  }
+  s.csp_variables = best->allocation.csp_variables;
+  s.csp_constraints = best->allocation.csp_constraints;
+  s.interference_edges = best->allocation.interference_edges;
+  outcome.statistics = s;
+  CompileResult r;
+  r.dot = stream->to_dot(*best);
+  r.program = std::move(best->program);
+  r.cost = best_cost;
+  r.statistics = s;
+  r.graph = std::move(best->graph);
+  r.schedule = std::move(best->schedule);
+  r.assignment = std::move(best->assignment);
+  r.image = stream->image();
+  outcome.result = std::move(r);
+  return outcome;
+}
+
+}  // namespace backend_detail
+
+// The backend for the accelerator described by `Isa` (a struct as in isa/qkv.hpp). Stateless:
+// everything a compile builds lives in its CandidateStream.
+template <class Isa>
+class Backend {
+ public:
+  static constexpr isa::IsaView isa() { return isa::view<Isa>(); }
+
+  // Every program for the kernel, lazily (range-for or next()). Throws Error(Unsupported) when
+  // the kernel is outside the tensor language.
+  CandidateStream enumerate(const hlo::Module& kernel, const Options& options = {}) const {
+    return CandidateStream(kernel, isa(), options);
+  }
+
+  // The cheapest program found (by options.cost_model); Error(NoProgram) saying what was tried
+  // when there is none within the budget.
+  CompileResult compile(const hlo::Module& kernel, const Options& options = {}) const {
+    CompileOutcome outcome = try_compile(kernel, options);
+    if (!outcome) throw Error(ErrorKind::NoProgram, outcome.message);
+    return std::move(*outcome.result);
+  }
+
+  CompileOutcome try_compile(const hlo::Module& kernel, const Options& options = {}) const {
+    return backend_detail::compile(kernel, isa(), options);
+  }
+};
+
+}  // namespace act::codegen
+
+namespace act {
+using codegen::Backend;
+using codegen::CompileResult;
+}  // namespace act

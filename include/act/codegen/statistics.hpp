@@ -1,0 +1,85 @@
+// What one compile did, per module of the pipeline (DESIGN.md), for `act compile --stats`,
+// benchmarks and failure messages.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace act::codegen {
+
+enum class StopReason {
+  Exhausted,       // every pii graph the explorer can produce was tried
+  Heuristic,       // §7: no better candidate for patience x the time (or count) of the best
+  CandidateLimit,  // Options::max_candidates programs produced
+  Timeout,         // Options::timeout reached
+};
+
+constexpr std::string_view to_string(StopReason r) {
+  switch (r) {
+    case StopReason::Exhausted: return "enumeration exhausted";
+    case StopReason::Heuristic: return "termination heuristic";
+    case StopReason::CandidateLimit: return "candidate limit";
+    case StopReason::Timeout: return "timeout";
+  }
+  return "?";
+}
+
+struct Statistics {
+  // Module 1: e-graph initializer.
+  double init_seconds = 0;
+  std::size_t initial_enodes = 0;
+  // Module 2: rewrite applier (equality saturation), summed over the explorer's rounds.
+  double rule_set_seconds = 0;  // generating the rules from the ISA (once per compile)
+  double rewrite_seconds = 0;
+  std::size_t rules = 0;
+  std::size_t iterations = 0;
+  std::size_t enodes = 0;    // live e-nodes at the end
+  std::size_t eclasses = 0;
+  bool saturated = false;
+  // Module 3: extraction (explorer time not spent rewriting).
+  double extract_seconds = 0;
+  std::size_t rounds = 0;       // k of the last round
+  std::size_t budget = 0;       // Γ(k) of the last round
+  std::size_t pii_graphs = 0;   // pii graphs handed to phase 2
+  // Modules 4-6: scheduling, CSP, emission (summed over every pii graph tried).
+  double schedule_emit_seconds = 0;  // modules 4 and 6
+  double csp_seconds = 0;            // module 5
+  std::size_t schedules_tried = 0;
+  std::size_t schedules_pruned = 0;
+  std::size_t allocation_failures = 0;  // pii graphs phase 2 could not allocate
+  std::size_t csp_variables = 0;        // of the chosen program's CSP (0: solved constructively)
+  std::size_t csp_constraints = 0;
+  std::size_t interference_edges = 0;
+  // Code generator (§7).
+  std::size_t candidates = 0;      // programs produced
+  std::size_t best_candidate = 0;  // 1-based index of the chosen one (0: none)
+  double best_seconds = 0;         // when it was found, since the compile began
+  double cost_seconds = 0;         // spent in the cost model
+  double total_seconds = 0;
+  StopReason stop = StopReason::Exhausted;
+
+  // A few lines, one per module.
+  std::string to_string() const {
+    std::string out;
+    out += fmt::format("module 1 init:      {:8.3f} ms, {} e-nodes\n", init_seconds * 1e3, initial_enodes);
+    out += fmt::format("module 2 rewrite:   {:8.3f} ms, {} rules (built in {:.3f} ms), {} iterations, {} e-nodes, {} e-classes{}\n",
+                       rewrite_seconds * 1e3, rules, rule_set_seconds * 1e3, iterations, enodes, eclasses,
+                       saturated ? ", saturated" : "");
+    out += fmt::format("module 3 extract:   {:8.3f} ms, {} pii graphs, {} rounds, budget {}\n", extract_seconds * 1e3,
+                       pii_graphs, rounds, budget);
+    out += fmt::format("module 4+6 sched:   {:8.3f} ms, {} schedules tried, {} pruned, {} pii graphs not allocated\n",
+                       schedule_emit_seconds * 1e3, schedules_tried, schedules_pruned, allocation_failures);
+    out += fmt::format("module 5 csp:       {:8.3f} ms, chosen CSP: {} variables, {} constraints, {} interference edges\n",
+                       csp_seconds * 1e3, csp_variables, csp_constraints, interference_edges);
+    out += fmt::format("codegen:            {:8.3f} ms total, {} candidates, best #{} at {:.3f} ms, cost model {:.3f} ms; "
+                       "stopped by {}\n",
+                       total_seconds * 1e3, candidates, best_candidate, best_seconds * 1e3, cost_seconds * 1e3,
+                       codegen::to_string(stop));
+    return out;
+  }
+};
+
+}  // namespace act::codegen
