@@ -809,6 +809,9 @@ class Parser {
         SliceRange r;
         if (s.is_index) {
           r.start = resolve(*s.start);
+          if (r.start == std::numeric_limits<std::int64_t>::max())  // start + 1 would overflow
+            fail_at(p.bracket_at, fmt::format("slice: index {} is out of range for dimension {}", r.start, d),
+                    ErrorKind::Shape);
           r.limit = r.start + 1;
         } else {
           r.start = s.start ? resolve(*s.start) : 0;

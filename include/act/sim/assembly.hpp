@@ -214,7 +214,36 @@ inline ConstantBlock parse_constant(LineCursor& cursor) {
   if (!have_addr || !have_bytes)
     cursor.fail(fmt::format(".constant needs both addr and bytes; '{}' is missing", have_addr ? "bytes" : "addr"));
   if (!cursor.at_end()) cursor.fail(fmt::format("unexpected {} after .constant", cursor.describe_next()));
+  // Keeps address + size (computed when blocks are merged) inside int64.
+  if (static_cast<std::uint64_t>(block.bytes.size()) > static_cast<std::uint64_t>(INT64_MAX - block.address))
+    cursor.fail_at(directive_pos, fmt::format("constant block at {} runs past the end of the address space", block.address));
   return block;
+}
+
+// Parsed blocks must not overlap; checked here, where each block's line is still known, so the
+// error points at the later of two overlapping lines (normalize_constants has no locations).
+inline void check_constants_disjoint(const std::vector<ConstantBlock>& blocks, const std::vector<SourceLocation>& where) {
+  std::vector<std::size_t> order(blocks.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return blocks[a].address < blocks[b].address; });
+  std::size_t furthest = blocks.size();  // the block reaching furthest so far
+  std::int64_t furthest_end = 0;
+  for (std::size_t i : order) {
+    if (blocks[i].bytes.empty()) continue;
+    if (furthest != blocks.size() && blocks[i].address < furthest_end) {
+      const bool i_later = where[i].line > where[furthest].line;
+      const std::size_t later = i_later ? i : furthest, earlier = i_later ? furthest : i;
+      throw Error(ErrorKind::Parse,
+                  fmt::format("constant block at {} overlaps the block at {} (line {})", blocks[later].address,
+                              blocks[earlier].address, where[earlier].line),
+                  where[later]);
+    }
+    const std::int64_t end = blocks[i].address + static_cast<std::int64_t>(blocks[i].bytes.size());
+    if (furthest == blocks.size() || end > furthest_end) {
+      furthest = i;
+      furthest_end = end;
+    }
+  }
 }
 
 inline ConcreteInstruction parse_instruction(LineCursor& cursor, const isa::IsaView& isa) {
@@ -255,6 +284,7 @@ inline ConcreteInstruction parse_instruction(LineCursor& cursor, const isa::IsaV
 // Parses program text for `isa`. Errors are act::Error(Parse) at the offending line:column.
 inline Program parse_program(std::string_view text, const isa::IsaView& isa) {
   Program program;
+  std::vector<SourceLocation> constant_locations;  // one per parsed block, for overlap errors
   int line_number = 0;
   std::size_t begin = 0;
   while (begin <= text.size()) {
@@ -264,6 +294,7 @@ inline Program parse_program(std::string_view text, const isa::IsaView& isa) {
     assembly_detail::LineCursor cursor(text.substr(begin, end - begin), line_number);
     if (!cursor.at_end()) {
       if (cursor.next_is('.')) {
+        constant_locations.push_back(cursor.location());
         program.constants.push_back(assembly_detail::parse_constant(cursor));
       } else {
         program.instructions.push_back(assembly_detail::parse_instruction(cursor, isa));
@@ -272,6 +303,7 @@ inline Program parse_program(std::string_view text, const isa::IsaView& isa) {
     if (end == text.size()) break;
     begin = end + 1;
   }
+  assembly_detail::check_constants_disjoint(program.constants, constant_locations);
   normalize_constants(program.constants);
   return program;
 }
