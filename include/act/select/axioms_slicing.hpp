@@ -2,11 +2,35 @@
 // cut into instruction-sized tiles and glued back (rewrites.md §8–9, TensorRight slice/concat).
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "act/select/axioms_support.hpp"
 
 namespace act::select::axiom_detail {
+
+// The slice `r` of an array of dims `y`, when it is one contiguous block in row-major order
+// (single elements on the leading dims, a unit-stride range on one dim, whole trailing dims):
+// {first element, element count}.
+inline std::optional<std::pair<std::int64_t, std::int64_t>> flat_block(const std::vector<hlo::SliceRange>& r, const Dims& y) {
+  if (r.size() != y.size() || y.empty()) return std::nullopt;
+  std::size_t j = y.size();
+  while (j > 0 && canonical(r[j - 1]) == canonical(hlo::SliceRange{0, y[j - 1], 1})) --j;
+  if (j == 0) return std::nullopt;  // the whole array
+  --j;                              // the dim with a partial range
+  if (canonical(r[j]).stride != 1) return std::nullopt;
+  for (std::size_t d = 0; d < j; ++d)
+    if (range_count(r[d]) != 1) return std::nullopt;
+  std::int64_t start = 0, count = 0, inner = 1;
+  for (std::size_t d = y.size(); d-- > 0;) {
+    if (d == j) count = range_count(r[d]) * inner;
+    start += r[d].start * inner;
+    inner *= y[d];
+  }
+  return std::make_pair(start, count);
+}
 
 // The concat nodes of a class: (node id) in ascending order.
 inline std::vector<Id> operator_nodes(const TensorGraph& g, Id cls, hlo::Opcode code) {
@@ -219,7 +243,9 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
                              return b.slice(b.transpose(v.cls("?x"), p), r);
                            }));
   // rewrites.md SL-13 generalised: slice(reshape(x)) → reshape(slice(x)) when the reshape keeps
-  // a common leading prefix of dims and the slice only cuts dims of that prefix.
+  // a common leading prefix of dims and the slice only cuts dims of that prefix, or when x is
+  // flat (module 1's byte inputs) and the slice is one contiguous row-major block of the
+  // reshape (rows 16..31 of u8[32,64] = reshape(u8[2048]) are bytes 1024..2047).
   out.push_back(make_axiom(
       ctx, info("slice-of-reshape", S, {Opcode::Slice, Opcode::Reshape}, {Opcode::Reshape, Opcode::Slice}, "rewrites.md SL-13"),
       stacked(Opcode::Slice, Opcode::Reshape),
@@ -229,15 +255,20 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         const auto& r = v.attr("outer").slice;
         std::size_t k = 0;
         while (k < x.size() && k < y.size() && x[k] == y[k]) ++k;
+        if (covers(r, y)) return false;
+        if (x.size() == 1 && y.size() > 1 && flat_block(r, y)) return true;
         for (std::size_t d = k; d < y.size(); ++d)
           if (!(canonical(r[d]) == canonical(hlo::SliceRange{0, y[d], 1}))) return false;
-        return k > 0 && !covers(r, y);
+        return k > 0;
       },
       [](const View& v, Build& b) -> std::optional<Id> {
         const Dims x = v.type("?x").dims;
         const Dims y = v.attr("inner").shape;
         const auto r = v.attr("outer").slice;
         const Dims result = v.root_type().dims;
+        if (x.size() == 1 && y.size() > 1)
+          if (const auto block = flat_block(r, y))
+            return b.reshape(b.slice(v.cls("?x"), {{block->first, block->first + block->second, 1}}), result);
         std::size_t k = 0;
         while (k < x.size() && k < y.size() && x[k] == y[k]) ++k;
         auto xr = full_ranges(x);

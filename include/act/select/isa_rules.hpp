@@ -14,6 +14,16 @@
 // alpha is known and must be equal. Then every constraint over alpha alone must hold, and the
 // constraints mentioning beta must be satisfiable for some beta in the buffer ranges (Z3, cached
 // per alpha). The applier adds Pii(instruction, alpha)(In_1, ..., In_k) to the matched class.
+// Identities for a concrete alpha: a slice or reshape whose result may have its operand's shape
+// (a dim is symbolic), a broadcast with dims {0..r-1} likewise, and a dynamic-update-slice whose
+// update may cover the whole operand are "possibly identity" nodes. The rule gets one searcher
+// per choice of which of them to skip (still ONE rule per instruction: Rewrite::or_search): a
+// skipped node's type check applies to its operand's class (the update for a
+// dynamic-update-slice), which holds exactly when the node is an identity for the alpha solved
+// (tileloadd at stride 64 matches `bitcast(reshape(In1))`, no full-range slice needed). A node
+// with literal equal shapes is always skipped; a dynamic-update-slice (outside the tensor
+// language) is always skipped, so its rule only covers the alpha where it is an identity. A
+// searcher in which an input no longer occurs (tilestored's old window) is not generated.
 // Skipped (with the reason kept in IsaRuleSet::skipped): multi-output instructions (later ISAs)
 // and semantics using operators outside the tensor language or alpha that no dim determines.
 #pragma once
@@ -60,6 +70,14 @@ struct TypeCheck {
   std::vector<SymbolicDim> dims;
 };
 
+// One searcher of a rule: the semantics with some identity nodes skipped.
+struct IsaPatternVariant {
+  std::string pattern_text;
+  std::vector<TypeCheck> checks;    // in pattern pre-order; a skipped node's check is on its operand
+  std::vector<egraph::Var> inputs;  // ?In1..?Ink slots of this searcher
+  std::vector<std::string> skipped; // semantics names of the identity nodes skipped
+};
+
 // The static description of one generated rule (shared by the rule's closures).
 struct IsaRuleInfo {
   std::size_t instruction = 0;
@@ -69,7 +87,9 @@ struct IsaRuleInfo {
   std::vector<egraph::Var> inputs;  // ?In1..?Ink slots, by parameter number
   std::vector<std::string> alpha_constraints;  // constraints over alpha only
   std::vector<std::string> beta_constraints;   // constraints mentioning beta
-  std::vector<hlo::Opcode> opcodes;            // operators of the pattern (Constant for constants)
+  std::vector<hlo::Opcode> opcodes;            // operators of the patterns (Constant for constants)
+  // Every searcher, the primary one (fields above) first; see the header comment.
+  std::vector<IsaPatternVariant> variants;
   // Whether beta constraints are satisfiable, per alpha tuple (filled lazily).
   mutable std::map<std::vector<std::int64_t>, bool> beta_satisfiable;
 };
@@ -186,31 +206,8 @@ class Generator {
     module_ = hlo::parse_semantics(inst_.semantics, hlo::DimensionEvaluator{});
     const hlo::Computation& entry = module_.entry_computation();
     if (entry.root_instruction().shape.is_tuple) throw Skip{"tuple-valued semantics (multi-output)"};
-    refs_.assign(entry.instructions.size(), std::nullopt);
-    texts_.assign(entry.instructions.size(), std::string());
-    const egraph::PatternRef root = visit(entry.root);
-    TensorPattern pattern = builder_.build(root);
-    info_->pattern_text = texts_[static_cast<std::size_t>(entry.root)];
-
-    // slots: resolve names now that the pattern is built
-    for (auto& [name, check] : pending_checks_) {
-      check.slot = pattern.slot(name);
-      info_->checks.push_back(check);
-    }
-    for (std::size_t k = 0; k < inst_.inputs.size(); ++k) {
-      const std::string v = fmt::format("?In{}", k + 1);
-      const auto slot = pattern.find_slot(v);
-      if (!slot) throw Skip{fmt::format("In{} does not occur in the semantics", k + 1)};
-      info_->inputs.push_back(*slot);
-    }
     if (entry.parameters.size() != inst_.inputs.size())
       throw Skip{fmt::format("semantics has {} parameters for {} inputs", entry.parameters.size(), inst_.inputs.size())};
-    for (std::size_t a = 0; a < inst_.alpha.size(); ++a) {
-      bool bound = false;
-      for (const auto& c : info_->checks)
-        for (const auto& d : c.dims) bound = bound || d.alpha == static_cast<int>(a);
-      if (!bound) throw Skip{fmt::format("alpha '{}' is not a dimension of any semantics value", inst_.alpha[a])};
-    }
     for (std::string_view constraint : inst_.constraints) {
       const sym::Expr e = sym::parse(constraint);
       bool beta = false;
@@ -218,23 +215,47 @@ class Generator {
         if (!is_alpha(id)) beta = true;
       (beta ? info_->beta_constraints : info_->alpha_constraints).emplace_back(constraint);
     }
+    classify_identities();
+
+    std::vector<TensorPattern> patterns;
+    std::string reason;
+    for (std::size_t mask = 0; mask < (std::size_t{1} << optional_.size()); ++mask) {
+      skip_ = forced_;
+      for (std::size_t b = 0; b < optional_.size(); ++b)
+        if (mask & (std::size_t{1} << b)) skip_[optional_[b]] = true;
+      try {
+        auto [pattern, variant] = build_variant();
+        patterns.push_back(std::move(pattern));
+        info_->variants.push_back(std::move(variant));
+      } catch (const Skip& s) {
+        if (reason.empty()) reason = s.reason;
+      }
+    }
+    if (patterns.empty()) throw Skip{reason};
+    info_->pattern_text = info_->variants[0].pattern_text;
+    info_->checks = info_->variants[0].checks;
+    info_->inputs = info_->variants[0].inputs;
 
     std::shared_ptr<const IsaRuleInfo> info = info_;
     SelectionContext* context = &context_;
     const isa::Instruction* inst = &inst_;
-    TensorRewrite rule(fmt::format("isa:{}", inst_.name), std::move(pattern),
-                       [info, context, inst](TensorGraph& g, Id cls, const egraph::Subst& s) -> std::optional<Id> {
-                         auto alpha = solve_alpha(*info, *context, *inst, g, cls, s);
-                         if (!alpha) return std::nullopt;
-                         std::vector<Id> children;
-                         for (egraph::Var v : info->inputs) children.push_back(s[v]);
-                         return g.add(make_pii(context->attributes, info->instruction,
-                                               std::move(*alpha)),
-                                      children);
-                       });
-    rule.when([info, context, inst](const TensorGraph& g, Id cls, const egraph::Subst& s) {
-      return solve_alpha(*info, *context, *inst, g, cls, s).has_value();
-    });
+    const auto applier = [info, context, inst](std::size_t v) {
+      return [info, context, inst, v](TensorGraph& g, Id cls, const egraph::Subst& s) -> std::optional<Id> {
+        auto alpha = solve_alpha(*info, *context, *inst, g, cls, s, v);
+        if (!alpha) return std::nullopt;
+        std::vector<Id> children;
+        for (egraph::Var in : info->variants[v].inputs) children.push_back(s[in]);
+        return g.add(make_pii(context->attributes, info->instruction, std::move(*alpha)), children);
+      };
+    };
+    const auto condition = [info, context, inst](std::size_t v) {
+      return [info, context, inst, v](const TensorGraph& g, Id cls, const egraph::Subst& s) {
+        return solve_alpha(*info, *context, *inst, g, cls, s, v).has_value();
+      };
+    };
+    TensorRewrite rule(fmt::format("isa:{}", inst_.name), std::move(patterns[0]), applier(0));
+    rule.when(condition(0));
+    for (std::size_t v = 1; v < patterns.size(); ++v) rule.or_search(std::move(patterns[v]), applier(v)).when(condition(v));
     return rule;
   }
 
@@ -243,10 +264,11 @@ class Generator {
   // The alpha values this match implies, if it is a valid use of the instruction.
   static std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& info, const SelectionContext& context,
                                                               const isa::Instruction& inst, const TensorGraph& g, Id cls,
-                                                              const egraph::Subst& s) {
+                                                              const egraph::Subst& s, std::size_t variant = 0) {
     (void)cls;
+    const std::vector<TypeCheck>& checks = variant < info.variants.size() ? info.variants[variant].checks : info.checks;
     std::vector<std::optional<std::int64_t>> alpha(inst.alpha.size());
-    for (const TypeCheck& c : info.checks) {
+    for (const TypeCheck& c : checks) {
       const Shape& type = g.data(c.is_capture ? g.find(s[c.slot]) : s[c.slot]).type;
       if (type.is_tuple || type.dtype != c.dtype || type.dims.size() != c.dims.size()) return std::nullopt;
       for (std::size_t d = 0; d < c.dims.size(); ++d) {
@@ -267,7 +289,7 @@ class Generator {
       bindings.set(inst.alpha[a], *alpha[a]);
       values.push_back(*alpha[a]);
     }
-    for (const TypeCheck& c : info.checks) {
+    for (const TypeCheck& c : checks) {
       const Shape& type = g.data(c.is_capture ? g.find(s[c.slot]) : s[c.slot]).type;
       for (std::size_t d = 0; d < c.dims.size(); ++d) {
         const SymbolicDim& sd = c.dims[d];
@@ -315,6 +337,79 @@ class Generator {
   }
 
  private:
+  // The operand a possibly-identity node equals when it is an identity, or -1.
+  static int identity_operand(const hlo::Instruction& i) {
+    switch (i.opcode) {
+      case hlo::Opcode::Slice:
+      case hlo::Opcode::Reshape: return i.operands.size() == 1 ? 0 : -1;
+      case hlo::Opcode::Broadcast:
+        for (std::size_t d = 0; d < i.dimensions.size(); ++d)
+          if (i.dimensions[d] != static_cast<std::int64_t>(d)) return -1;
+        return i.operands.size() == 1 ? 0 : -1;
+      case hlo::Opcode::DynamicUpdateSlice: return i.operands.size() >= 2 ? 1 : -1;
+      default: return -1;
+    }
+  }
+
+  // forced_: identity nodes always skipped; optional_: nodes skipped in some searchers (at most
+  // 4, so at most 16 searchers).
+  void classify_identities() {
+    const auto& instructions = module_.entry_computation().instructions;
+    forced_.assign(instructions.size(), false);
+    optional_.clear();
+    for (std::size_t at = 0; at < instructions.size(); ++at) {
+      const hlo::Instruction& i = instructions[at];
+      const int k = identity_operand(i);
+      if (k < 0 || i.shape.is_tuple) continue;
+      const hlo::Instruction& o = instructions[static_cast<std::size_t>(i.operands[static_cast<std::size_t>(k)])];
+      if (o.shape.is_tuple || o.shape.dtype != i.shape.dtype || o.shape.dims.size() != i.shape.dims.size()) continue;
+      bool possible = true, literal_equal = true;
+      for (std::size_t d = 0; d < i.shape.dims.size(); ++d) {
+        const SymbolicDim a = symbolic_dim(i, d), b = symbolic_dim(o, d);
+        if (a.literal >= 0 && b.literal >= 0) possible = possible && a.literal == b.literal;
+        else literal_equal = false;
+      }
+      if (!possible) continue;
+      if (literal_equal || i.opcode == hlo::Opcode::DynamicUpdateSlice) forced_[at] = true;
+      else if (optional_.size() < 4) optional_.push_back(at);
+    }
+  }
+
+  std::pair<TensorPattern, IsaPatternVariant> build_variant() {
+    const hlo::Computation& entry = module_.entry_computation();
+    builder_ = TensorPatternBuilder();
+    refs_.assign(entry.instructions.size(), std::nullopt);
+    texts_.assign(entry.instructions.size(), std::string());
+    slots_.assign(entry.instructions.size(), {std::string(), false});
+    pending_checks_.clear();
+    const egraph::PatternRef root = visit(entry.root);
+    TensorPattern pattern = builder_.build(root);
+    IsaPatternVariant variant;
+    variant.pattern_text = texts_[static_cast<std::size_t>(entry.root)];
+    for (std::size_t at = 0; at < skip_.size(); ++at)
+      if (skip_[at] && refs_[at]) variant.skipped.push_back(entry.instructions[at].name);
+    for (auto& [name, check] : pending_checks_) {
+      check.slot = pattern.slot(name);
+      variant.checks.push_back(check);
+    }
+    for (std::size_t k = 0; k < inst_.inputs.size(); ++k) {
+      const std::string v = fmt::format("?In{}", k + 1);
+      const auto slot = pattern.find_slot(v);
+      if (!slot) throw Skip{fmt::format("In{} does not occur in the semantics{}", k + 1,
+                                        variant.skipped.empty() ? std::string()
+                                                                : fmt::format(" once {} (an identity) is skipped",
+                                                                              fmt::join(variant.skipped, ", ")))};
+      variant.inputs.push_back(*slot);
+    }
+    for (std::size_t a = 0; a < inst_.alpha.size(); ++a) {
+      bool bound = false;
+      for (const auto& c : variant.checks)
+        for (const auto& d : c.dims) bound = bound || d.alpha == static_cast<int>(a);
+      if (!bound) throw Skip{fmt::format("alpha '{}' is not a dimension of any semantics value", inst_.alpha[a])};
+    }
+    return {std::move(pattern), std::move(variant)};
+  }
+
   bool is_alpha(std::string_view id) const {
     for (std::string_view a : inst_.alpha)
       if (a == id) return true;
@@ -356,6 +451,18 @@ class Generator {
     if (refs_[at]) return *refs_[at];
     const hlo::Instruction& i = module_.entry_computation().instructions[at];
     egraph::PatternRef ref;
+    if (skip_[at]) {
+      // An identity: the node is its operand, whose class must also have the node's type.
+      const auto operand = static_cast<std::size_t>(i.operands[static_cast<std::size_t>(identity_operand(i))]);
+      ref = visit(static_cast<int>(operand));
+      texts_[at] = texts_[operand];
+      slots_[at] = slots_[operand];
+      TypeCheck c = type_check(i);
+      c.is_capture = slots_[at].second;
+      pending_checks_.emplace_back(slots_[at].first, std::move(c));
+      refs_[at] = ref;
+      return ref;
+    }
     if (i.opcode == hlo::Opcode::Parameter) {
       const std::string v = fmt::format("?In{}", i.parameter_number + 1);
       ref = builder_.var(v);
@@ -363,6 +470,7 @@ class Generator {
       c.is_capture = false;
       pending_checks_.emplace_back(v, std::move(c));
       texts_[at] = v;
+      slots_[at] = {v, false};
     } else if (i.opcode == hlo::Opcode::Constant) {
       if (!i.literal) throw Skip{"a constant act cannot hold"};
       const Literal value = *i.literal;
@@ -378,6 +486,7 @@ class Generator {
       TypeCheck c = type_check(i);
       c.is_capture = true;
       pending_checks_.emplace_back(capture, std::move(c));
+      slots_[at] = {capture, true};
       info_->opcodes.push_back(hlo::Opcode::Constant);
       texts_[at] = value.element_count() == 1 ? fmt::format("(constant {})", value.is_tuple() ? 0.0 : value.get_float(0))
                                               : std::string("(constant ...)");
@@ -401,6 +510,7 @@ class Generator {
       TypeCheck c = type_check(i);
       c.is_capture = true;
       pending_checks_.emplace_back(capture, std::move(c));
+      slots_[at] = {capture, true};
       info_->opcodes.push_back(i.opcode);
     }
     refs_[at] = ref;
@@ -414,6 +524,9 @@ class Generator {
   std::vector<std::optional<egraph::PatternRef>> refs_;
   std::vector<std::string> texts_;
   std::vector<std::pair<std::string, TypeCheck>> pending_checks_;
+  std::vector<std::pair<std::string, bool>> slots_;  // per semantics node: slot name, is capture
+  std::vector<bool> forced_, skip_;                   // per semantics node
+  std::vector<std::size_t> optional_;                 // possibly-identity nodes
   std::shared_ptr<IsaRuleInfo> info_;
 };
 
@@ -439,6 +552,9 @@ inline IsaRuleSet isa_rules(SelectionContext& context) {
 // A description of one rule: pattern, how alpha is solved, the checks and constraints.
 inline std::string describe(const IsaRuleInfo& info, const isa::Instruction& inst) {
   std::string out = fmt::format("{}:\n  pattern    {}\n", info.name, info.pattern_text);
+  for (std::size_t v = 1; v < info.variants.size(); ++v)
+    out += fmt::format("  or         {}  (when {} is an identity)\n", info.variants[v].pattern_text,
+                       fmt::join(info.variants[v].skipped, ", "));
   std::vector<std::string> solved, checked;
   for (const TypeCheck& c : info.checks) {
     for (std::size_t d = 0; d < c.dims.size(); ++d) {
