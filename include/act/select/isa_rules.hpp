@@ -24,6 +24,15 @@
 // with literal equal shapes is always skipped; a dynamic-update-slice (outside the tensor
 // language) is always skipped, so its rule only covers the alpha where it is an identity. A
 // searcher in which an input no longer occurs (tilestored's old window) is not generated.
+// Register unit types: semantics usually reshape a register value at its edges (AMX: ROOT
+// s8[1,16,64] = reshape(s8[16,64]); tdpbusd reads In2 as reshape(In2) to s8[16,16,4]), while a
+// kernel graph never holds the unit shape itself. So every rule also gets the "peeled" copy of
+// each of its searchers: the ROOT reshape and every reshape that is the only use of a
+// literal-shaped parameter are left out of the pattern (their operand class, resp. the
+// reshape's class, is matched, with that type). The applier puts them back, which is exact
+// because a row-major reshape of a reshape is the reshape of the original: it unites the
+// matched class with reshape(Pii) and gives the Pii reshape(X) for a peeled input class X (an
+// existing reshape node of X whose operand has the input's type is reused instead).
 // Skipped (with the reason kept in IsaRuleSet::skipped): multi-output instructions (later ISAs)
 // and semantics using operators outside the tensor language or alpha that no dim determines.
 #pragma once
@@ -76,6 +85,17 @@ struct IsaPatternVariant {
   std::vector<TypeCheck> checks;    // in pattern pre-order; a skipped node's check is on its operand
   std::vector<egraph::Var> inputs;  // ?In1..?Ink slots of this searcher
   std::vector<std::string> skipped; // semantics names of the identity nodes skipped
+  // Peeled searchers (see the header comment): the ROOT reshape is left out, so the applier
+  // adds reshape(Pii) at the matched class's type; per input (by number): the shape the
+  // matched class is reshaped to for the Pii, when that input's reshape is left out.
+  bool root_peeled = false;
+  std::vector<std::optional<std::vector<std::int64_t>>> input_reshape;
+
+  bool peeled() const {
+    bool any = root_peeled;
+    for (const auto& r : input_reshape) any = any || r.has_value();
+    return any;
+  }
 };
 
 // The static description of one generated rule (shared by the rule's closures).
@@ -217,18 +237,31 @@ class Generator {
     }
     classify_identities();
 
+    classify_peelable();
+
     std::vector<TensorPattern> patterns;
     std::string reason;
-    for (std::size_t mask = 0; mask < (std::size_t{1} << optional_.size()); ++mask) {
-      skip_ = forced_;
-      for (std::size_t b = 0; b < optional_.size(); ++b)
-        if (mask & (std::size_t{1} << b)) skip_[optional_[b]] = true;
-      try {
-        auto [pattern, variant] = build_variant();
-        patterns.push_back(std::move(pattern));
-        info_->variants.push_back(std::move(variant));
-      } catch (const Skip& s) {
-        if (reason.empty()) reason = s.reason;
+    for (int peel = 0; peel < (peelable_.empty() ? 1 : 2); ++peel) {
+      for (std::size_t mask = 0; mask < (std::size_t{1} << optional_.size()); ++mask) {
+        skip_ = forced_;
+        for (std::size_t b = 0; b < optional_.size(); ++b)
+          if (mask & (std::size_t{1} << b)) skip_[optional_[b]] = true;
+        peel_.assign(skip_.size(), false);
+        if (peel)
+          for (std::size_t at : peelable_) peel_[at] = !skip_[at];
+        try {
+          auto [pattern, variant] = build_variant();
+          bool duplicate = false;  // a peeled searcher whose reshapes were all skipped anyway
+          for (const auto& other : info_->variants)
+            duplicate = duplicate || (other.pattern_text == variant.pattern_text &&
+                                      other.root_peeled == variant.root_peeled &&
+                                      other.input_reshape == variant.input_reshape);
+          if (duplicate) continue;
+          patterns.push_back(std::move(pattern));
+          info_->variants.push_back(std::move(variant));
+        } catch (const Skip& s) {
+          if (reason.empty()) reason = s.reason;
+        }
       }
     }
     if (patterns.empty()) throw Skip{reason};
@@ -243,9 +276,20 @@ class Generator {
       return [info, context, inst, v](TensorGraph& g, Id cls, const egraph::Subst& s) -> std::optional<Id> {
         auto alpha = solve_alpha(*info, *context, *inst, g, cls, s, v);
         if (!alpha) return std::nullopt;
+        const IsaPatternVariant& variant = info->variants[v];
         std::vector<Id> children;
-        for (egraph::Var in : info->variants[v].inputs) children.push_back(s[in]);
-        return g.add(make_pii(context->attributes, info->instruction, std::move(*alpha)), children);
+        for (std::size_t k = 0; k < variant.inputs.size(); ++k) {
+          const Id x = g.find(s[variant.inputs[k]]);
+          if (k < variant.input_reshape.size() && variant.input_reshape[k])
+            children.push_back(reshaped_to(g, *context, x, *variant.input_reshape[k]));
+          else
+            children.push_back(x);
+        }
+        const Id pii = g.add(make_pii(context->attributes, info->instruction, std::move(*alpha)), children);
+        if (!variant.root_peeled) return pii;
+        NodeAttributes a;
+        a.shape = g.data(g.find(cls)).type.dims;
+        return g.add(make_operator(context->attributes, hlo::Opcode::Reshape, a), {pii});
       };
     };
     const auto condition = [info, context, inst](std::size_t v) {
@@ -260,6 +304,24 @@ class Generator {
   }
 
   std::shared_ptr<const IsaRuleInfo> info() const { return info_; }
+
+  // Class x presented at shape `dims` (same element count): the operand of an existing reshape
+  // node of x when it has that shape (and x's dtype), else a new reshape(x).
+  static Id reshaped_to(TensorGraph& g, SelectionContext& context, Id x, const std::vector<std::int64_t>& dims) {
+    const Shape& type = g.data(x).type;
+    if (type.dims == dims) return x;
+    for (auto n : g.eclass(x).nodes) {
+      const auto node = g.node(n);
+      if (node.op.kind != NodeKind::Operator || node.op.opcode != hlo::Opcode::Reshape || node.children.size() != 1)
+        continue;
+      const Id child = g.find(node.children[0]);
+      const Shape& ct = g.data(child).type;
+      if (!ct.is_tuple && ct.dtype == type.dtype && ct.dims == dims) return child;
+    }
+    NodeAttributes a;
+    a.shape = dims;
+    return g.add(make_operator(context.attributes, hlo::Opcode::Reshape, a), {x});
+  }
 
   // The alpha values this match implies, if it is a valid use of the instruction.
   static std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& info, const SelectionContext& context,
@@ -375,6 +437,28 @@ class Generator {
     }
   }
 
+  // The reshapes a peeled searcher leaves out (see the header comment): the ROOT reshape, and a
+  // reshape that is the only use of a parameter with a literal shape.
+  void classify_peelable() {
+    const hlo::Computation& entry = module_.entry_computation();
+    const auto& instructions = entry.instructions;
+    peelable_.clear();
+    std::vector<int> uses(instructions.size(), 0);
+    for (const auto& i : instructions)
+      for (int o : i.operands) ++uses[static_cast<std::size_t>(o)];
+    for (std::size_t at = 0; at < instructions.size(); ++at) {
+      const hlo::Instruction& i = instructions[at];
+      if (i.opcode != hlo::Opcode::Reshape || i.operands.size() != 1 || i.shape.is_tuple || forced_[at]) continue;
+      const hlo::Instruction& o = instructions[static_cast<std::size_t>(i.operands[0])];
+      if (o.shape.is_tuple) continue;
+      const bool root = static_cast<int>(at) == entry.root && o.opcode != hlo::Opcode::Parameter;
+      bool literal_input = o.opcode == hlo::Opcode::Parameter && uses[static_cast<std::size_t>(i.operands[0])] == 1;
+      for (std::size_t d = 0; literal_input && d < o.shape.dims.size(); ++d)
+        literal_input = d >= o.dimension_expressions.size() || o.dimension_expressions[d].empty();
+      if (root || literal_input) peelable_.push_back(at);
+    }
+  }
+
   std::pair<TensorPattern, IsaPatternVariant> build_variant() {
     const hlo::Computation& entry = module_.entry_computation();
     builder_ = TensorPatternBuilder();
@@ -382,12 +466,26 @@ class Generator {
     texts_.assign(entry.instructions.size(), std::string());
     slots_.assign(entry.instructions.size(), {std::string(), false});
     pending_checks_.clear();
-    const egraph::PatternRef root = visit(entry.root);
-    TensorPattern pattern = builder_.build(root);
     IsaPatternVariant variant;
-    variant.pattern_text = texts_[static_cast<std::size_t>(entry.root)];
-    for (std::size_t at = 0; at < skip_.size(); ++at)
+    variant.input_reshape.assign(inst_.inputs.size(), std::nullopt);
+    int top = entry.root;
+    if (peel_[static_cast<std::size_t>(top)]) {
+      variant.root_peeled = true;
+      top = entry.root_instruction().operands[0];
+    }
+    const egraph::PatternRef root = visit(top);
+    TensorPattern pattern = builder_.build(root);
+    variant.pattern_text = texts_[static_cast<std::size_t>(top)];
+    for (std::size_t at = 0; at < skip_.size(); ++at) {
       if (skip_[at] && refs_[at]) variant.skipped.push_back(entry.instructions[at].name);
+      if (peel_[at] && (refs_[at] || static_cast<int>(at) == entry.root))
+        variant.skipped.push_back(entry.instructions[at].name);
+      if (peel_[at] && refs_[at]) {
+        const hlo::Instruction& param = entry.instructions[static_cast<std::size_t>(entry.instructions[at].operands[0])];
+        const auto k = static_cast<std::size_t>(param.parameter_number);
+        if (k < variant.input_reshape.size()) variant.input_reshape[k] = param.shape.dims;
+      }
+    }
     for (auto& [name, check] : pending_checks_) {
       check.slot = pattern.slot(name);
       variant.checks.push_back(check);
@@ -463,7 +561,18 @@ class Generator {
       refs_[at] = ref;
       return ref;
     }
-    if (i.opcode == hlo::Opcode::Parameter) {
+    if (peel_[at]) {
+      // A peeled input reshape: ?In_k stands for the reshape's class (the applier reshapes it
+      // back to the parameter's type for the Pii).
+      const hlo::Instruction& param = module_.entry_computation().instructions[static_cast<std::size_t>(i.operands[0])];
+      const std::string v = fmt::format("?In{}", param.parameter_number + 1);
+      ref = builder_.var(v);
+      TypeCheck c = type_check(i);
+      c.is_capture = false;
+      pending_checks_.emplace_back(v, std::move(c));
+      texts_[at] = fmt::format("{}'", v);
+      slots_[at] = {v, false};
+    } else if (i.opcode == hlo::Opcode::Parameter) {
       const std::string v = fmt::format("?In{}", i.parameter_number + 1);
       ref = builder_.var(v);
       TypeCheck c = type_check(i);
@@ -527,6 +636,8 @@ class Generator {
   std::vector<std::pair<std::string, bool>> slots_;  // per semantics node: slot name, is capture
   std::vector<bool> forced_, skip_;                   // per semantics node
   std::vector<std::size_t> optional_;                 // possibly-identity nodes
+  std::vector<std::size_t> peelable_;                 // reshapes a peeled searcher leaves out
+  std::vector<bool> peel_;                            // per semantics node, this searcher
   std::shared_ptr<IsaRuleInfo> info_;
 };
 
@@ -553,7 +664,8 @@ inline IsaRuleSet isa_rules(SelectionContext& context) {
 inline std::string describe(const IsaRuleInfo& info, const isa::Instruction& inst) {
   std::string out = fmt::format("{}:\n  pattern    {}\n", info.name, info.pattern_text);
   for (std::size_t v = 1; v < info.variants.size(); ++v)
-    out += fmt::format("  or         {}  (when {} is an identity)\n", info.variants[v].pattern_text,
+    out += fmt::format("  or         {}  ({} {})\n", info.variants[v].pattern_text,
+                       info.variants[v].peeled() ? "without" : "when",
                        fmt::join(info.variants[v].skipped, ", "));
   std::vector<std::string> solved, checked;
   for (const TypeCheck& c : info.checks) {
