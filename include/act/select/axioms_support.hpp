@@ -183,17 +183,25 @@ struct Build {
     else l.set_int(0, static_cast<std::int64_t>(v));
     return constant(std::move(l));
   }
-  // A constant of shape dims whose element at (i, j) (rank 2) or i (rank 1) is f(i, j).
+  // A constant of shape dims whose element at (i, j) (rank 2) or i (rank 1) is f(i, j). `kind`
+  // names the pattern f draws (one kind, one f): the literal is built once per kind, dtype and
+  // dims, and later requests reuse its constant id.
   template <class F>
-  Id filled(DType t, Dims dims, F f) {
-    Literal l(Shape(t, dims));
+  Id filled(DType t, Dims dims, std::string_view kind, F f) {
+    const std::string key = fmt::format("{}:{}[{}]", kind, name(t), fmt::join(dims, ","));
+    const Shape type(t, dims);
+    if (auto it = ctx.patterned_constants.find(key); it != ctx.patterned_constants.end())
+      return g.add(make_constant(ctx.attributes, it->second, type), {});
+    Literal l(type);
     const std::int64_t cols = dims.size() == 2 ? dims[1] : 1;
     for (std::int64_t k = 0; k < l.element_count(); ++k) {
       const double v = f(k / cols, k % cols);
       if (is_float(t)) l.set_float(k, v);
       else l.set_int(k, static_cast<std::int64_t>(v));
     }
-    return constant(std::move(l));
+    const auto id = ctx.constants.intern(std::move(l));
+    ctx.patterned_constants.emplace(key, id);
+    return g.add(make_constant(ctx.attributes, id, type), {});
   }
 };
 

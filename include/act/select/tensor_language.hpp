@@ -213,6 +213,9 @@ struct SelectionContext {
   // Output type of each (instruction, alpha) seen so far; filled lazily by infer_type
   // (type_inference.hpp) because computing it parses the instruction's semantics.
   mutable std::map<std::pair<std::size_t, std::vector<std::int64_t>>, Shape> pii_output_types;
+  // Constant ids of the patterned constants rules build (identity, ones, zeros ...), by
+  // "kind:dtype[dims]": building and interning a 64x64 literal per match dominated rewriting.
+  std::map<std::string, std::int64_t> patterned_constants;
 
   const NodeAttributes& attributes_of(const TensorOp& op) const { return attributes[op.attributes]; }
 };
