@@ -10,6 +10,7 @@
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -28,6 +29,7 @@
 #include "act/sim/assembly.hpp"
 #include "act/sim/program_formats.hpp"
 #include "act/sim/verify.hpp"
+#include "act/testing/soak.hpp"
 
 #ifndef ACT_VERSION
 #define ACT_VERSION "0.1.0"
@@ -256,6 +258,76 @@ int run_compile(Args& args) {
   return kExitOk;
 }
 
+// `act soak`: random kernels (sound) or lifted random programs (complete) through compile and
+// verify; exit 1 when any miscompile (or, in complete mode, any kernel without a program) is found.
+int run_soak(Args& args) {
+  const auto isa_name = args.option("--isa");
+  if (!isa_name) throw UsageError{"--isa NAME is required"};
+  act::testing::SoakOptions options;
+  options.kernels = static_cast<std::size_t>(args.integer_option("--kernels", 100, 1));
+  options.seed = static_cast<std::uint64_t>(args.integer_option("--seed", 0, 0));
+  options.jobs = static_cast<int>(args.integer_option("--jobs", args.integer_option("-j", 1, 1), 1));
+  options.verify_trials = static_cast<int>(args.integer_option("--trials", 3, 1));
+  options.kernel.max_nodes = static_cast<int>(args.integer_option("--max-nodes", 89, 7));
+  options.shrink_steps = static_cast<int>(args.integer_option("--shrink-steps", 60, 0));
+  const auto mode = args.option("--mode");
+  if (!mode || *mode == "sound") options.mode = act::testing::SoakMode::Sound;
+  else if (*mode == "complete") options.mode = act::testing::SoakMode::Complete;
+  else throw UsageError{fmt::format("--mode must be sound or complete, got '{}'", *mode)};
+  if (const auto timeout = args.option("--timeout")) {
+    double seconds = 0;
+    const auto [ptr, ec] = std::from_chars(timeout->data(), timeout->data() + timeout->size(), seconds);
+    if (ec != std::errc() || ptr != timeout->data() + timeout->size() || !(seconds > 0))
+      throw UsageError{fmt::format("--timeout needs a number of seconds > 0, got '{}'", *timeout)};
+    options.timeout_seconds = seconds;
+  }
+  if (const auto save = args.option("--save")) options.save = std::string(*save);
+  // Each kernel in a child process killed after --hang S (default: 10 x timeout + 5 s, which
+  // leaves the shrinker time; 0: off, everything in this process).
+  options.hang_seconds = 10 * options.timeout_seconds + 5;
+  if (const auto hang = args.option("--hang")) {
+    double seconds = -1;
+    const auto [ptr, ec] = std::from_chars(hang->data(), hang->data() + hang->size(), seconds);
+    if (ec != std::errc() || ptr != hang->data() + hang->size() || seconds < 0)
+      throw UsageError{fmt::format("--hang needs a number of seconds >= 0, got '{}'", *hang)};
+    options.hang_seconds = seconds;
+  }
+  options.first_index = static_cast<std::size_t>(args.integer_option("--start", 0, 0));
+  const bool json = args.flag("--json");
+  const bool quiet = args.flag("--quiet");
+  std::mutex print_mutex;
+  if (args.flag("--print-kernels"))
+    options.generated = [&](std::size_t index, const std::string& text) {
+      std::lock_guard lock(print_mutex);
+      std::cout << fmt::format("// kernel {}\n{}", index, text) << std::flush;
+    };
+  args.positionals(0);
+  const act::isa::IsaView isa = act::isa::find_view(*isa_name);
+  const act::testing::SoakCompiler compiler = act::isa::with_isa(*isa_name, [](auto type) {
+    return act::testing::compiler_for<typename decltype(type)::type>();
+  });
+  if (!quiet)
+    options.progress = [&](const act::testing::SoakCounts& c) {
+      std::cerr << fmt::format("\r[{}/{}] {}", c.generated, options.kernels, c.to_string()) << std::flush;
+    };
+  const act::testing::SoakResult result = act::testing::soak(isa, compiler, options);
+  if (!quiet) std::cerr << "\n";
+  for (const auto& f : result.failures) {
+    if (f.outcome == act::testing::SoakOutcome::Rejected && options.mode == act::testing::SoakMode::Sound && !json) continue;
+    if (!json && (f.outcome == act::testing::SoakOutcome::Miscompiled || options.mode == act::testing::SoakMode::Complete))
+      std::cout << fmt::format("kernel {} (seed {}, {} nodes{}): {}{}\n  {}\n", f.index, f.seed, f.nodes,
+                               f.shrunk_nodes >= 0 ? fmt::format(", shrunk to {}", f.shrunk_nodes) : "", to_string(f.outcome),
+                               f.saved.empty() ? "" : fmt::format(", saved in {}", f.saved), f.message.substr(0, f.message.find('\n')));
+  }
+  if (json) std::cout << result.to_json(isa.name, options);
+  else std::cout << fmt::format("act soak --isa {} --mode {} --seed {}: {} ({:.1f} s)\n", isa.name,
+                                options.mode == act::testing::SoakMode::Sound ? "sound" : "complete", options.seed,
+                                result.counts.to_string(), result.seconds);
+  const bool bug = result.counts.miscompiled > 0 ||
+                   (options.mode == act::testing::SoakMode::Complete && result.counts.not_found + result.counts.timed_out > 0);
+  return bug ? kExitFailed : kExitOk;
+}
+
 struct Command {
   std::string_view name;
   std::string_view usage;  // arguments after the name
@@ -274,6 +346,11 @@ constexpr Command kCommands[] = {
     {"isas", "", "list the accelerators act knows, with their buffers and instructions", run_isas},
     {"rules", "--isa NAME", "print the rewrite rules phase 1 uses for the ISA (generated IR->ISA, identity, kept axioms)",
      run_rules},
+    {"soak",
+     "--isa NAME [--kernels N] [--seed S] [--mode sound|complete] [-j J] [--timeout S] [--save DIR] [--json] [--trials N] "
+     "[--max-nodes N] [--shrink-steps N] [--start I] [--print-kernels] [--hang S] [--quiet]",
+     "compile random kernels (sound) or lifted random programs (complete) and verify them; exit 1 on a miscompile or, in "
+     "complete mode, a kernel without a program", run_soak},
 };
 
 void print_help(std::ostream& out) {

@@ -1,0 +1,261 @@
+// The soak machinery: random kernels, lifted random programs, the shrinker, and regressions
+// found by `act soak`.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "act/codegen/backend.hpp"
+#include "act/hlo/evaluate.hpp"
+#include "act/hlo/parser.hpp"
+#include "act/hlo/printer.hpp"
+#include "act/isa/qkv.hpp"
+#include "act/sim/verify.hpp"
+#include "act/testing/random_kernel.hpp"
+#include "act/testing/random_program.hpp"
+#include "act/testing/soak.hpp"
+
+namespace {
+
+using namespace act;
+
+const isa::IsaView kQkv = isa::view<isa::Qkv>();
+
+std::vector<Literal> random_inputs(const hlo::Module& m, std::uint64_t seed) {
+  sim::verify_detail::Random random{seed};
+  std::vector<Literal> inputs;
+  const auto& e = m.entry_computation();
+  for (int p : e.parameters) inputs.push_back(sim::verify_detail::random_literal(e.instructions.at(static_cast<std::size_t>(p)).shape, random));
+  return inputs;
+}
+
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("kernel traits come from the ISA description", "[soak]") {
+  const testing::KernelTraits t = testing::kernel_traits(kQkv);
+  CHECK(t.dtypes == std::vector<DType>{DType::bf16});  // d1 and d2 hold bf16 rows
+  CHECK(t.width == 64);
+  CHECK(t.rows == std::vector<std::int64_t>{32, 64, 128});  // capped by d1's 128 rows
+  CHECK(t.operators.count(hlo::Opcode::Dot));               // gemm
+  CHECK(t.operators.count(hlo::Opcode::Transpose));         // load_cm
+  CHECK_FALSE(t.operators.count(hlo::Opcode::Exponential)); // only inside softmax: drawn as a pattern
+  CHECK_FALSE(t.operators.count(hlo::Opcode::Divide));
+  CHECK_FALSE(t.operators.count(hlo::Opcode::Add));         // QKV has no elementwise add
+  CHECK_FALSE(t.operators.count(hlo::Opcode::Convert));     // one dtype only
+  std::vector<std::string_view> patterns;
+  for (const auto* i : t.patterns) patterns.push_back(i->name);
+  CHECK(patterns == std::vector<std::string_view>{"mov", "gemm", "softmax"});  // on-chip only
+}
+
+TEST_CASE("random kernels are deterministic per seed, parse, evaluate and stay in the node range", "[soak]") {
+  const testing::KernelTraits t = testing::kernel_traits(kQkv);
+  for (std::uint64_t seed = 0; seed < 40; ++seed) {
+    const hlo::Module a = testing::random_kernel(t, seed);
+    const hlo::Module b = testing::random_kernel(t, seed);
+    const std::string text = hlo::print_module(a);
+    CHECK(text == hlo::print_module(b));
+    const hlo::Module parsed = hlo::parse_module(text);
+    const int n = testing::node_count(parsed);
+    CHECK(n >= 7);
+    CHECK(n <= 89);
+    const Literal out = hlo::evaluate(parsed, random_inputs(parsed, seed));
+    CHECK(out.shape().is_tuple == (parsed.entry_computation().root_instruction().opcode == hlo::Opcode::Tuple));
+  }
+  CHECK(hlo::print_module(testing::random_kernel(t, 1)) != hlo::print_module(testing::random_kernel(t, 2)));
+}
+
+TEST_CASE("node bounds are options", "[soak]") {
+  const testing::KernelTraits t = testing::kernel_traits(kQkv);
+  testing::RandomKernelOptions o;
+  o.min_nodes = 10;
+  o.max_nodes = 14;
+  for (std::uint64_t seed = 100; seed < 120; ++seed) {
+    const int n = testing::node_count(testing::random_kernel(t, seed, o));
+    CHECK(n >= 10);
+    CHECK(n <= 14);
+  }
+}
+
+TEST_CASE("a lifted random program computes its kernel (simulator vs interpreter)", "[soak]") {
+  for (std::uint64_t seed = 0; seed < 25; ++seed) {
+    INFO("seed " << seed);
+    const testing::LiftedProgram p = testing::random_program(kQkv, seed);
+    CHECK(!p.program.instructions.empty());
+    const hlo::Module kernel = hlo::parse_module(hlo::print_module(p.kernel));  // round trip through text
+    const sim::VerifyResult r = sim::verify(kernel, kQkv, p.program, 3, seed);
+    CHECK(r.ok);
+    if (!r.ok) INFO(r.message << "\n" << hlo::print_module(kernel) << sim::print_program(p.program, kQkv));
+    // Deterministic per seed.
+    const testing::LiftedProgram q = testing::random_program(kQkv, seed);
+    CHECK(q.program == p.program);
+  }
+}
+
+TEST_CASE("a corrupted lifted program no longer verifies (the check has teeth)", "[soak]") {
+  testing::LiftedProgram p = testing::random_program(kQkv, 3);
+  // The last instruction writes the output region; dropping it leaves output rows unwritten (or
+  // written by an earlier, different instruction), unless earlier stores already wrote the same.
+  auto program = p.program;
+  program.instructions.clear();
+  const sim::VerifyResult r = sim::verify(p.kernel, kQkv, program, 1, 0);
+  CHECK_FALSE(r.ok);
+}
+
+TEST_CASE("remove_dead_code keeps what the root reaches and renumbers parameters", "[soak]") {
+  const hlo::Module m = hlo::parse_module(R"(HloModule m
+ENTRY main {
+  a = bf16[4,64] parameter(0)
+  b = bf16[4,64] parameter(1)
+  c = bf16[4,64] parameter(2)
+  d = bf16[4,64] exponential(a)
+  ROOT e = bf16[4,64] divide(c, c)
+})");
+  hlo::Module keep = m;
+  testing::remove_dead_code(keep, true);
+  CHECK(keep.entry_computation().instructions.size() == 4);  // d is dead
+  hlo::Module drop = m;
+  testing::remove_dead_code(drop, false);
+  REQUIRE(drop.entry_computation().instructions.size() == 2);
+  CHECK(drop.entry_computation().parameters.size() == 1);
+  CHECK(drop.entry_computation().instructions[0].name == "c");
+  CHECK(drop.entry_computation().instructions[0].parameter_number == 0);
+  CHECK(drop.entry_computation().root == 1);
+}
+
+TEST_CASE("the shrinker reduces a kernel while a synthetic failure persists", "[soak]") {
+  // "Fails" while the kernel still contains a divide: the shrinker must keep exactly the divide
+  // and its parameters.
+  const hlo::Module m = hlo::parse_module(R"(HloModule m
+ENTRY main {
+  a = bf16[64,64] parameter(0)
+  b = bf16[64,64] parameter(1)
+  t = bf16[64,64] transpose(a), dimensions={1,0}
+  e = bf16[64,64] exponential(t)
+  d = bf16[64,64] divide(e, b)
+  x = bf16[64,64] exponential(d)
+  ROOT y = bf16[64,64] transpose(x), dimensions={1,0}
+})");
+  int calls = 0;
+  auto has_divide = [&](const hlo::Module& k) {
+    ++calls;
+    for (const auto& i : k.entry_computation().instructions)
+      if (i.opcode == hlo::Opcode::Divide) return true;
+    return false;
+  };
+  const hlo::Module s = testing::shrink_kernel(m, has_divide, 100);
+  CHECK(calls > 0);
+  CHECK(calls <= 100);
+  const auto& e = s.entry_computation();
+  CHECK(e.root_instruction().opcode == hlo::Opcode::Divide);
+  CHECK(e.instructions.size() == 3);  // two parameters and the divide
+  CHECK(e.parameters.size() == 2);
+  // The step budget is respected.
+  int limited = 0;
+  testing::shrink_kernel(m, [&](const hlo::Module& k) { return ++limited, has_divide(k); }, 2);
+  CHECK(limited <= 2);
+}
+
+TEST_CASE("soak counts, saves and shrinks miscompiles reported by a compiler", "[soak]") {
+  // A "compiler" that returns the program of another kernel: every kernel miscompiles.
+  const testing::LiftedProgram other = testing::random_program(kQkv, 11);
+  testing::SoakCompiler wrong = [&](const hlo::Module&, const codegen::Options&) {
+    codegen::CompileOutcome o;
+    CompileResult r;
+    r.program = sim::Program{};  // writes nothing: the output region keeps zeros
+    o.result = r;
+    return o;
+  };
+  const auto dir = std::filesystem::temp_directory_path() / "act-soak-unit";
+  std::filesystem::remove_all(dir);
+  testing::SoakOptions o;
+  o.mode = testing::SoakMode::Complete;
+  o.kernels = 3;
+  o.seed = 5;
+  o.save = dir;
+  o.shrink_steps = 5;
+  const testing::SoakResult r = testing::soak(kQkv, wrong, o);
+  CHECK(r.counts.generated == 3);
+  CHECK(r.counts.compiled == 3);
+  CHECK(r.counts.miscompiled == 3);
+  REQUIRE(r.failures.size() == 3);
+  CHECK(r.failures[0].seed == testing::derive_seed(5, 0));
+  CHECK(std::filesystem::exists(std::filesystem::path(r.failures[0].saved) / "kernel.hlo"));
+  CHECK(std::filesystem::exists(std::filesystem::path(r.failures[0].saved) / "shrunk.hlo"));
+  CHECK(read(std::filesystem::path(r.failures[0].saved) / "report.txt").find("outcome miscompiled") != std::string::npos);
+  CHECK(r.failures[0].shrunk_nodes <= r.failures[0].nodes);
+  const std::string json = r.to_json("qkv", o);
+  CHECK(json.find("\"miscompiled\": 3") != std::string::npos);
+  std::filesystem::remove_all(dir);
+  (void)other;
+}
+
+TEST_CASE("soak on QKV: lifted programs that compile also verify", "[soak][qkv]") {
+  testing::SoakOptions o;
+  o.mode = testing::SoakMode::Complete;
+  o.kernels = 6;
+  o.seed = 2024;
+  o.timeout_seconds = 3;
+  o.shrink_steps = 0;
+  const testing::SoakResult r = testing::soak(kQkv, testing::compiler_for<isa::Qkv>(), o);
+  CHECK(r.counts.generated == 6);
+  CHECK(r.counts.miscompiled == 0);
+  CHECK(r.counts.compiled == r.counts.verified);
+}
+
+// ---- regressions found by act soak (tests/regressions/README.md)
+
+namespace {
+
+std::filesystem::path regression(const char* name) { return std::filesystem::path(ACT_SOURCE_DIR) / "tests" / "regressions" / name; }
+
+}  // namespace
+
+TEST_CASE("regression qkv_slice_transpose_slice: a program exists", "[soak][regression]") {
+  const hlo::Module kernel = hlo::parse_module(read(regression("qkv_slice_transpose_slice.hlo")));
+  const sim::Program program = sim::parse_program(read(regression("qkv_slice_transpose_slice.asm")), kQkv);
+  CHECK(program.instructions.size() == 2);
+  const sim::VerifyResult r = sim::verify(kernel, kQkv, program, 5, 1);
+  CHECK(r.ok);
+}
+
+TEST_CASE("regression qkv_slice_transpose_slice: act compile finds it (phase-1 gap, known to fail)", "[soak][regression][!mayfail]") {
+  const hlo::Module kernel = hlo::parse_module(read(regression("qkv_slice_transpose_slice.hlo")));
+  codegen::Options o;
+  o.timeout = std::chrono::duration<double>(3.0);
+  const codegen::CompileOutcome outcome = Backend<isa::Qkv>().try_compile(kernel, o);
+  REQUIRE(outcome);
+  CHECK(sim::verify(kernel, kQkv, outcome.result->program, 5, 1).ok);
+}
+
+TEST_CASE("regression qkv_extract_overruns_timeout parses and evaluates", "[soak][regression]") {
+  // Compiling it overruns the timeout (README); here only the kernel itself is checked.
+  const hlo::Module kernel = hlo::parse_module(read(regression("qkv_extract_overruns_timeout.hlo")));
+  const Literal out = hlo::evaluate(kernel, random_inputs(kernel, 0));
+  REQUIRE(out.is_tuple());
+  CHECK(out.elements().size() == 3);
+}
+
+TEST_CASE("regression qkv_row_concatenate: a program exists", "[soak][regression]") {
+  const hlo::Module kernel = hlo::parse_module(read(regression("qkv_row_concatenate.hlo")));
+  const sim::Program program = sim::parse_program(read(regression("qkv_row_concatenate.asm")), kQkv);
+  CHECK(sim::verify(kernel, kQkv, program, 5, 2).ok);
+}
+
+TEST_CASE("regression qkv_row_concatenate: act compile finds it (phase-1 gap, known to fail)", "[soak][regression][!mayfail]") {
+  const hlo::Module kernel = hlo::parse_module(read(regression("qkv_row_concatenate.hlo")));
+  codegen::Options o;
+  o.timeout = std::chrono::duration<double>(3.0);
+  const codegen::CompileOutcome outcome = Backend<isa::Qkv>().try_compile(kernel, o);
+  REQUIRE(outcome);
+  CHECK(sim::verify(kernel, kQkv, outcome.result->program, 5, 2).ok);
+}
