@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "act/core/random.hpp"
 #include "act/egraph/egraph.hpp"
 #include "act/egraph/pattern_parser.hpp"
 #include "act/egraph/rewrite.hpp"
@@ -37,17 +38,7 @@ using Op = Arith::Op;
 using Kind = Arith::Kind;
 using Graph = EGraph<Arith>;
 
-// Deterministic pseudo-random numbers (splitmix64).
-struct Random {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  std::uint32_t below(std::uint64_t n) { return static_cast<std::uint32_t>(next() % n); }
-};
+using Random = act::SplitMix64;  // deterministic pseudo-random numbers
 
 struct Insertion {
   Op op;

@@ -20,6 +20,7 @@
 
 #include "act/core/error.hpp"
 #include "act/core/literal.hpp"
+#include "act/core/random.hpp"
 #include "act/hlo/evaluate.hpp"
 #include "act/hlo/module.hpp"
 #include "act/isa/description.hpp"
@@ -56,17 +57,7 @@ constexpr double machine_epsilon(DType t) {
 
 namespace verify_detail {
 
-// splitmix64: a tiny, portable generator, so inputs are the same on every standard library.
-struct Random {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform_minus_one_to_one() { return static_cast<double>(next() >> 11) * 0x1p-52 - 1.0; }
-};
+using Random = SplitMix64;  // portable: inputs are the same on every standard library
 
 inline Literal random_literal(const Shape& shape, Random& random) {
   Literal l(Shape(shape.dtype, shape.dims));

@@ -32,27 +32,13 @@
 #include "act/hlo/module.hpp"
 #include "act/hlo/opcode.hpp"
 #include "act/hlo/parser.hpp"
+#include "act/core/random.hpp"
 #include "act/isa/description.hpp"
 #include "act/sym/expr.hpp"
 
 namespace act::testing {
 
-// splitmix64: small and identical on every standard library.
-struct SplitMix {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n); n >= 1.
-  std::int64_t below(std::int64_t n) { return n <= 1 ? 0 : static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(n)); }
-  std::int64_t between(std::int64_t lo, std::int64_t hi) { return lo + below(hi - lo + 1); }
-  bool chance(int percent) { return below(100) < percent; }
-  template <class T>
-  const T& pick(const std::vector<T>& v) { return v[static_cast<std::size_t>(below(static_cast<std::int64_t>(v.size())))]; }
-};
+using SplitMix = SplitMix64;
 
 // The per-kernel seed of kernel `index` of a soak run seeded with `seed`.
 inline std::uint64_t derive_seed(std::uint64_t seed, std::uint64_t index) {
