@@ -53,18 +53,6 @@ egraph::Id tile_from_rows(TensorGraph& g, SelectionContext& c, int parameter, st
   return reshape(g, c, bytes, {1, 16, 64});
 }
 
-// (instruction, alpha) of the pii nodes in a class.
-std::vector<std::pair<std::string, std::vector<std::int64_t>>> piis(const TensorGraph& g, const SelectionContext& c,
-                                                                    egraph::Id cls) {
-  std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
-  for (auto n : g.eclass(g.find(cls)).nodes) {
-    const auto node = g.node(n);
-    if (node.op.kind != NodeKind::Pii) continue;
-    const auto& a = c.attributes_of(node.op);
-    out.emplace_back(std::string(c.isa.instructions[static_cast<std::size_t>(a.index)].name), a.alpha);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -115,8 +103,8 @@ TEST_CASE("IR->ISA rules: tileloadd matches stride 64 without a full-range slice
   CHECK(rule.apply(g, matches) == 4);
   g.rebuild();
   using P = std::vector<std::pair<std::string, std::vector<std::int64_t>>>;
-  CHECK(piis(g, c, dense) == P{{"tileloadd", {64}}});
-  CHECK(piis(g, c, strided) == P{{"tileloadd", {128}}});
+  CHECK(pii_nodes(g, c, dense) == P{{"tileloadd", {64}}});
+  CHECK(pii_nodes(g, c, strided) == P{{"tileloadd", {128}}});
   // the pii's input is the byte input itself (u8[16 * stride])
   for (auto n : g.eclass(g.find(dense)).nodes)
     if (g.node(n).op.kind == NodeKind::Pii) CHECK(g.data(g.find(g.node(n).children[0])).type == Shape(DType::u8, {1024}));
@@ -199,8 +187,8 @@ TEST_CASE("IR->ISA rules: a peeled searcher matches tileloadd on a kernel's s8[1
   const auto units = reshapes_of(g, tile, Shape(DType::s8, {1, 16, 64}));
   REQUIRE(units.size() == 1);
   using P = std::vector<std::pair<std::string, std::vector<std::int64_t>>>;
-  CHECK(piis(g, c, units[0]) == P{{"tileloadd", {64}}});
-  CHECK(piis(g, c, tile).empty());
+  CHECK(pii_nodes(g, c, units[0]) == P{{"tileloadd", {64}}});
+  CHECK(pii_nodes(g, c, tile).empty());
 }
 
 TEST_CASE("IR->ISA rules: tdpbusd's peeled searcher matches a hand-built accumulate") {

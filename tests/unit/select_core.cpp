@@ -293,18 +293,6 @@ egraph::Id bf16_rows_from_hbm(TensorGraph& g, SelectionContext& c, std::int64_t 
   return g.add(make_operator(c.attributes, Opcode::BitcastConvert, b), {bytes});
 }
 
-// The Pii nodes of class `id`: (instruction name, alpha).
-std::vector<std::pair<std::string, std::vector<std::int64_t>>> piis(const TensorGraph& g, const SelectionContext& c,
-                                                                     egraph::Id id) {
-  std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
-  for (auto n : g.eclass(id).nodes) {
-    const auto node = g.node(n);
-    if (node.op.kind != NodeKind::Pii) continue;
-    const auto& a = c.attributes_of(node.op);
-    out.emplace_back(std::string(c.isa.instructions[static_cast<std::size_t>(a.index)].name), a.alpha);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -345,9 +333,9 @@ TEST_CASE("IR->ISA rules: alpha is solved from the matched types and constraints
   load_rm.apply(g, matches);
   g.rebuild();
   using P = std::vector<std::pair<std::string, std::vector<std::int64_t>>>;
-  CHECK(piis(g, c, rows32) == P{{"load_rm", {32}}});
-  CHECK(piis(g, c, rows200).empty());
-  CHECK(piis(g, c, rows128) == P{{"load_rm", {128}}});
+  CHECK(pii_nodes(g, c, rows32) == P{{"load_rm", {32}}});
+  CHECK(pii_nodes(g, c, rows200).empty());
+  CHECK(pii_nodes(g, c, rows128) == P{{"load_rm", {128}}});
   CHECK(g.data(rows32).type == Shape(DType::bf16, {32, 64}));
 
   // load_cm needs n == 64: a transposed 32-row load does not match, a 64-row one does
@@ -360,8 +348,8 @@ TEST_CASE("IR->ISA rules: alpha is solved from the matched types and constraints
   load_cm.search(g, matches);
   load_cm.apply(g, matches);
   g.rebuild();
-  CHECK(piis(g, c, cm32).empty());
-  CHECK(piis(g, c, cm64) == P{{"load_cm", {64}}});
+  CHECK(pii_nodes(g, c, cm32).empty());
+  CHECK(pii_nodes(g, c, cm64) == P{{"load_cm", {64}}});
 }
 
 TEST_CASE("IR->ISA rules: describe lists pattern, alpha solving and constraints") {
@@ -462,7 +450,7 @@ TEST_CASE("saturation: attention.hlo on QKV has every instruction of the expecte
   // Collect every pii in the e-graph: name(alpha) -> classes.
   std::map<std::string, std::vector<egraph::Id>> found;
   for (auto cls : g.classes())
-    for (const auto& [name, alpha] : piis(g, c, cls))
+    for (const auto& [name, alpha] : pii_nodes(g, c, cls))
       found[fmt::format("{}({})", name, fmt::join(alpha, ","))].push_back(cls);
   for (const auto& [k, v] : found) UNSCOPED_INFO(k << " in " << v.size() << " classes");
 
@@ -480,7 +468,7 @@ TEST_CASE("saturation: attention.hlo on QKV has every instruction of the expecte
   };
   using P = std::pair<std::string, std::vector<std::int64_t>>;
   auto has = [&](egraph::Id cls, const P& want) {
-    const auto all = piis(g, c, cls);
+    const auto all = pii_nodes(g, c, cls);
     return std::find(all.begin(), all.end(), want) != all.end();
   };
   CHECK(has(logical(0), P{"load_rm", {64}}));

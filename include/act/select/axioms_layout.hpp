@@ -14,17 +14,6 @@ inline void add_layout_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
     return AxiomInfo{name, AxiomFamily::Layout, name, std::move(lhs), std::move(rhs), false, std::move(source)};
   };
 
-  // Two stacked unary operators of the given opcodes: outer(inner(?x)).
-  const auto stacked = [](Opcode outer, Opcode inner) {
-    TensorPatternBuilder b;
-    auto x = b.var("?x");
-    auto i = b.op(op_is(inner), {x}, "inner");
-    return b.build(b.op(op_is(outer), {i}, "outer"));
-  };
-  const auto single = [](Opcode code) {
-    TensorPatternBuilder b;
-    return b.build(b.op(op_is(code), {b.var("?x")}, "outer"));
-  };
 
   // rewrites.md RS-3: reshape(reshape(x)) → reshape(x).
   out.push_back(make_axiom(ctx, info("reshape-of-reshape", {Opcode::Reshape}, {Opcode::Reshape}, "rewrites.md RS-3"),

@@ -68,16 +68,6 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
                        std::string source) {
     return AxiomInfo{name, family, name, std::move(lhs), std::move(rhs), false, std::move(source)};
   };
-  const auto stacked = [](Opcode outer, Opcode inner) {
-    TensorPatternBuilder b;
-    auto x = b.var("?x");
-    auto i = b.op(op_is(inner), {x}, "inner");
-    return b.build(b.op(op_is(outer), {i}, "outer"));
-  };
-  const auto single = [](Opcode code) {
-    TensorPatternBuilder b;
-    return b.build(b.op(op_is(code), {b.var("?x")}, "outer"));
-  };
   const auto S = AxiomFamily::Slicing;
 
   // rewrites.md SL-5 (TensorRight slice/rule07), generalised to strides: slice(slice(x)) → slice(x).

@@ -21,9 +21,6 @@
 
 namespace act::select {
 
-using TensorRewrite = egraph::Rewrite<TensorLanguage, TensorAnalysis>;
-using TensorPattern = egraph::Pattern<TensorLanguage>;
-using TensorPatternBuilder = egraph::PatternBuilder<TensorLanguage>;
 
 // What an axiom is about, for filtering (App. B module 2) and for the soundness suite.
 enum class AxiomFamily : std::uint8_t { Layout, Slicing, Elementwise, Dot, Padding, Reduction };
@@ -63,6 +60,19 @@ using Dims = std::vector<std::int64_t>;
 using Matcher = egraph::OpMatcher<TensorLanguage>;
 
 inline Matcher op_is(hlo::Opcode code) { return Matcher::of_kind(static_cast<std::uint32_t>(code)); }
+
+// Two stacked unary operators of the given opcodes, captured as "outer" and "inner": outer(inner(?x)).
+inline TensorPattern stacked(hlo::Opcode outer, hlo::Opcode inner) {
+  TensorPatternBuilder b;
+  auto x = b.var("?x");
+  auto i = b.op(op_is(inner), {x}, "inner");
+  return b.build(b.op(op_is(outer), {i}, "outer"));
+}
+// One unary operator, captured as "outer": outer(?x).
+inline TensorPattern single(hlo::Opcode code) {
+  TensorPatternBuilder b;
+  return b.build(b.op(op_is(code), {b.var("?x")}, "outer"));
+}
 
 // Read access to a match.
 struct View {

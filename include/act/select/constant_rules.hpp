@@ -22,7 +22,6 @@
 
 namespace act::select {
 
-using TensorRewrite = egraph::Rewrite<TensorLanguage, TensorAnalysis>;
 
 // True when `type` is a constant type that gets a byte view.
 inline bool has_byte_view(const Shape& type) {

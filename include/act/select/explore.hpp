@@ -30,7 +30,6 @@
 
 namespace act::select {
 
-using TensorRewrite = egraph::Rewrite<TensorLanguage, TensorAnalysis>;
 
 struct ExplorerOptions {
   egraph::RunnerOptions runner;        // node and time limits per round (backoff forced off)

@@ -59,9 +59,6 @@
 
 namespace act::select {
 
-using TensorRewrite = egraph::Rewrite<TensorLanguage, TensorAnalysis>;
-using TensorPattern = egraph::Pattern<TensorLanguage>;
-using TensorPatternBuilder = egraph::PatternBuilder<TensorLanguage>;
 
 // One dim of a semantics shape: a literal, a single alpha name, or an expression over alpha.
 struct SymbolicDim {

@@ -5,12 +5,16 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <span>
 #include <vector>
 
 #include "act/core/error.hpp"
 #include "act/core/shape.hpp"
 #include "act/egraph/egraph.hpp"
+#include "act/egraph/pattern.hpp"
+#include "act/egraph/rewrite.hpp"
 #include "act/isa/description.hpp"
 #include "act/select/tensor_language.hpp"
 #include "act/select/type_inference.hpp"
@@ -67,5 +71,21 @@ class TensorAnalysis {
 };
 
 using TensorGraph = egraph::EGraph<TensorLanguage, TensorAnalysis>;
+using TensorRewrite = egraph::Rewrite<TensorLanguage, TensorAnalysis>;
+using TensorPattern = egraph::Pattern<TensorLanguage>;
+using TensorPatternBuilder = egraph::PatternBuilder<TensorLanguage>;
+
+// The pii nodes of a class as (instruction name, alpha values), in node order.
+inline std::vector<std::pair<std::string, std::vector<std::int64_t>>> pii_nodes(const TensorGraph& g,
+                                                                              const SelectionContext& c, egraph::Id cls) {
+  std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
+  for (auto n : g.eclass(cls).nodes) {
+    const auto node = g.node(n);
+    if (node.op.kind != NodeKind::Pii) continue;
+    const auto& a = c.attributes_of(node.op);
+    out.emplace_back(std::string(c.isa.instructions[static_cast<std::size_t>(a.index)].name), a.alpha);
+  }
+  return out;
+}
 
 }  // namespace act::select
