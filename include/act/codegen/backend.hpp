@@ -111,6 +111,9 @@ class CandidateStream {
     stats_.rule_set_seconds = backend_detail::seconds_since(t1);
     stats_.rules = state_->rules.rules.size();
     select::ExplorerOptions explorer = options_.explorer;
+    // Backoff bans only IR->IR axioms: the rules that build pii and identity nodes always run.
+    for (std::size_t r = state_->rules.axiom_count; r < state_->rules.rules.size(); ++r)
+      explorer.runner.never_ban.push_back(std::string(state_->rules.rules[r].name()));
     if (explorer.runner.time_limit > options_.timeout) explorer.runner.time_limit = options_.timeout;
     state_->explorer = std::make_unique<select::Explorer>(state_->graph, state_->context, state_->init.roots,
                                                           state_->rules.rules, std::move(explorer));
@@ -199,6 +202,23 @@ class CandidateStream {
     stats_.saturated = e.saturated();
     stats_.enodes = state_->graph.num_nodes();
     stats_.eclasses = state_->graph.num_classes();
+    const select::RuleSet& rules = state_->rules;
+    std::vector<std::pair<std::size_t, std::size_t>> applied;  // (count, rule)
+    for (std::size_t r = 0; r < rules.rules.size(); ++r) {
+      std::size_t n = 0;
+      for (const auto& report : e.reports()) n += report.total_applied(r);
+      if (n > 0) applied.emplace_back(n, r);
+    }
+    stats_.axioms_applied = stats_.isa_rules_applied = stats_.identity_rules_applied = 0;
+    for (const auto& [n, r] : applied) {
+      if (r < rules.axiom_count) stats_.axioms_applied += n;
+      else if (r < rules.axiom_count + rules.isa_rule_count) stats_.isa_rules_applied += n;
+      else stats_.identity_rules_applied += n;
+    }
+    std::stable_sort(applied.begin(), applied.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    stats_.top_rules.clear();
+    for (std::size_t i = 0; i < applied.size() && i < 8; ++i)
+      stats_.top_rules.push_back(fmt::format("{} {}", rules.rules[applied[i].second].name(), applied[i].first));
   }
 
   void record_failure(std::string message) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -39,6 +40,12 @@ struct Statistics {
   std::size_t enodes = 0;    // live e-nodes at the end
   std::size_t eclasses = 0;
   bool saturated = false;
+  // Rule applications that changed the e-graph, by kind (IR->IR axioms are what the paper's
+  // "rewrites applied" counts), and the most applied rules as "name: count", most first.
+  std::size_t axioms_applied = 0;
+  std::size_t isa_rules_applied = 0;
+  std::size_t identity_rules_applied = 0;  // slice^H / concat^H and constant byte views
+  std::vector<std::string> top_rules;
   // Module 3: extraction (explorer time not spent rewriting).
   double extract_seconds = 0;
   std::size_t rounds = 0;       // k of the last round
@@ -68,6 +75,8 @@ struct Statistics {
     out += fmt::format("module 2 rewrite:   {:8.3f} ms, {} rules (built in {:.3f} ms), {} iterations, {} e-nodes, {} e-classes{}\n",
                        rewrite_seconds * 1e3, rules, rule_set_seconds * 1e3, iterations, enodes, eclasses,
                        saturated ? ", saturated" : "");
+    out += fmt::format("  rules applied:    {} IR->IR axioms, {} IR->ISA, {} identity/constant; most applied: {}\n",
+                       axioms_applied, isa_rules_applied, identity_rules_applied, fmt::join(top_rules, ", "));
     out += fmt::format("module 3 extract:   {:8.3f} ms, {} pii graphs, {} rounds, budget {}\n", extract_seconds * 1e3,
                        pii_graphs, rounds, budget);
     out += fmt::format("module 4+6 sched:   {:8.3f} ms, {} schedules tried, {} pruned, {} pii graphs not allocated\n",

@@ -103,26 +103,28 @@ class Runner {
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start); };
     auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
 
-    struct Schedule {
-      std::size_t times_banned = 0;
-      std::size_t banned_until = 0;  // first iteration the rule may run again
-      bool exempt = false;
-    };
-    std::vector<Schedule> schedule(rules.size());
-    for (std::size_t r = 0; r < rules.size(); ++r)
-      for (const std::string& name : options_.never_ban) schedule[r].exempt |= rules[r].name() == name;
+    // The backoff schedule survives between run() calls on the same rule list (an explorer
+    // runs one iteration per round: a fresh schedule would never keep a rule banned).
+    if (schedule_.size() != rules.size()) {
+      schedule_.assign(rules.size(), Schedule{});
+      for (std::size_t r = 0; r < rules.size(); ++r)
+        for (const std::string& name : options_.never_ban) schedule_[r].exempt |= rules[r].name() == name;
+    }
+    std::vector<Schedule>& schedule = schedule_;
     matches_.resize(rules.size());
 
     RunReport report;
     g.rebuild();
-    for (std::size_t iter = 0;; ++iter) {
-      if (iter >= options_.iteration_limit) return finish(report, StopReason::IterationLimit, elapsed());
+    for (std::size_t local = 0;; ++local) {
+      const std::size_t iter = clock_;  // ban arithmetic counts iterations over every run()
+      if (local >= options_.iteration_limit) return finish(report, StopReason::IterationLimit, elapsed());
       if (g.num_nodes() > options_.node_limit) return finish(report, StopReason::NodeLimit, elapsed());
       if (elapsed() >= options_.time_limit) return finish(report, StopReason::TimeLimit, elapsed());
+      ++clock_;
 
       g.rebuild();  // a no-op unless the hook changed the e-graph
       IterationReport it;
-      it.index = iter;
+      it.index = local;
       it.rules.resize(rules.size());
       const std::size_t ids_before = g.num_ids();
       const std::size_t unions_before = g.num_unions();
@@ -198,8 +200,16 @@ class Runner {
     return std::move(report);
   }
 
+  struct Schedule {
+    std::size_t times_banned = 0;
+    std::size_t banned_until = 0;  // first iteration (of clock_) the rule may run again
+    bool exempt = false;
+  };
+
   RunnerOptions options_;
   Hook hook_;
+  std::vector<Schedule> schedule_;
+  std::size_t clock_ = 0;
   std::vector<MatchList> matches_;  // reused between iterations
 };
 

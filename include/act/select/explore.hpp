@@ -6,9 +6,10 @@
 // round; see extract.hpp for the order). Stops when the e-graph is saturated (or can no longer
 // grow) and the last extraction was exhaustive, or at max_rounds / max_budget.
 //
-// The runner is run once per round, so its backoff schedule would restart every round and a
-// rule with more matches than the limit would never apply: exploration therefore runs without
-// backoff (options.runner.backoff is forced off); node and time limits still apply per round.
+// One runner serves every round and keeps its backoff schedule between them (runner.hpp), so an
+// explosive axiom (x -> copy(x) on every class, splitting every slice) is banned for a few
+// rounds while the rest make progress, as in egg. The caller exempts the rules that produce pii
+// nodes (RunnerOptions::never_ban); node and time limits apply per round.
 #pragma once
 
 #include <algorithm>
@@ -32,7 +33,7 @@ namespace act::select {
 
 
 struct ExplorerOptions {
-  egraph::RunnerOptions runner;        // node and time limits per round (backoff forced off)
+  egraph::RunnerOptions runner;        // node and time limits per round, backoff schedule
   std::size_t iterations_per_round = 1;
   std::size_t max_rounds = 24;
   std::size_t max_budget = 1 << 12;    // cap on Γ(k)
@@ -47,8 +48,8 @@ class Explorer {
            std::span<const TensorRewrite> rules, ExplorerOptions options = {})
       : graph_(graph), context_(context), roots_(std::move(roots)), rules_(rules), options_(std::move(options)) {
     if (roots_.empty()) throw Error(ErrorKind::Internal, "explore: no roots");
-    options_.runner.backoff = false;
     options_.runner.iteration_limit = std::max<std::size_t>(1, options_.iterations_per_round);
+    runner_.emplace(options_.runner);
   }
   Explorer(const Explorer&) = delete;
   Explorer& operator=(const Explorer&) = delete;
@@ -102,8 +103,7 @@ class Explorer {
   void start_round() {
     ++round_;
     if (growing_) {
-      egraph::Runner<TensorLanguage, TensorAnalysis> runner(options_.runner);
-      reports_.push_back(runner.run(graph_, rules_));
+      reports_.push_back(runner_->run(graph_, rules_));
       const egraph::StopReason why = reports_.back().stop_reason;
       saturated_ = why == egraph::StopReason::Saturated;
       // Saturated, or a node/time limit: more iterations would not (or may not) add anything.
@@ -128,6 +128,7 @@ class Explorer {
   ExplorerOptions options_;
   PiiGraphSet seen_;
   std::optional<Extractor> extractor_;
+  std::optional<egraph::Runner<TensorLanguage, TensorAnalysis>> runner_;
   std::vector<egraph::RunReport> reports_;
   std::size_t round_ = 0;
   std::size_t budget_ = 0;

@@ -299,6 +299,13 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     }
     if (is_operator) op = make_operator(context.attributes, inst.opcode, a);
     try {
+      // concat^H and the concatenate axioms are binary: an n-ary concatenate enters as the
+      // left-nested chain concat(concat(a, b), c) (the axioms re-associate it when needed).
+      while (inst.opcode == Opcode::Concatenate && operands.size() > 2) {
+        const Id pair = graph.add(op, {operands[0], operands[1]});
+        operands.erase(operands.begin(), operands.begin() + 2);
+        operands.insert(operands.begin(), pair);
+      }
       value[i] = graph.add(op, operands);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::Internal) throw;
