@@ -282,9 +282,10 @@ int run_soak(Args& args) {
     options.timeout_seconds = seconds;
   }
   if (const auto save = args.option("--save")) options.save = std::string(*save);
-  // Each kernel in a child process killed after --hang S (default: 10 x timeout + 5 s, which
-  // leaves the shrinker time; 0: off, everything in this process).
-  options.hang_seconds = 10 * options.timeout_seconds + 5;
+  // --hang S: each kernel in a child process killed after S seconds (a safety net against a
+  // compile that ignores its timeout; leave the shrinker time, e.g. 10 x timeout + 5). Default
+  // 0: everything in this process, since compiles stop on their timeout.
+  options.hang_seconds = 0;
   if (const auto hang = args.option("--hang")) {
     double seconds = -1;
     const auto [ptr, ec] = std::from_chars(hang->data(), hang->data() + hang->size(), seconds);

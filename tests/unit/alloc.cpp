@@ -416,3 +416,49 @@ ENTRY main {
     require_verifies(kernel, ctx.isa, p);
   }
 }
+
+// ---- don't-care inputs -------------------------------------------------------------------------
+
+#include "act/isa/amx.hpp"
+
+TEST_CASE("an undefined (don't-care) input needs no producer: tilestored writes over whatever is there") {
+  select::SelectionContext ctx;
+  ctx.isa = isa::view<isa::Amx>();
+  const auto kernel = hlo::parse_module("ENTRY e {\n  p = s8[16,64] parameter(0)\n  ROOT c = s8[16,64] copy(p)\n}\n");
+  constexpr std::int64_t kTileloadd = 1, kTilestored = 2;  // isa/amx.hpp declaration order
+  constexpr int kTmm = 1;
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 1024));                                                           // 0 p
+  n.push_back(pii(kTileloadd, {64}, kTmm, Shape(DType::s8, {1, 16, 64}), {0}));         // 1
+  PiiNode undefined;
+  undefined.kind = PiiNodeKind::Undefined;
+  undefined.buffer = kD0;
+  undefined.type = bytes(1024);
+  n.push_back(undefined);                                                               // 2
+  n.push_back(pii(kTilestored, {64}, kD0, bytes(1024), {1, 2}));                        // 3
+  const select::PiiGraph g(std::move(n), {3});
+  REQUIRE(g.node(2).kind == PiiNodeKind::Undefined);
+  CHECK(g.node(2).is_leaf());
+  CHECK(g.size() == 2);  // instruction nodes only
+
+  const auto image = sim::kernel_image(kernel);
+  const auto values = alloc::analyze_values(g, ctx, image);
+  CHECK_FALSE(values.storage[2]);
+  CHECK(values.aliases[2].empty());
+  CHECK_FALSE(values.pinned[2].has_value());
+  CHECK(alloc::esun_schedule(values).order == std::vector<std::size_t>{1, 3});  // leaves are not scheduled
+
+  for (bool constructive : {true, false}) {
+    INFO((constructive ? "constructive" : "Z3"));
+    alloc::AllocateOptions o;
+    o.csp.constructive = constructive;
+    const auto r = alloc::allocate(g, ctx, image, o);
+    REQUIRE(r);
+    CHECK(r.stats.solved_by == (constructive ? alloc::SolvedBy::Constructive : alloc::SolvedBy::Z3));
+    REQUIRE(r.program->instructions.size() == 2);
+    const auto& store = r.program->instructions[1];
+    CHECK(store.name == "tilestored");
+    CHECK(store.attributes == std::vector<std::int64_t>{64, r.program->instructions[0].attributes[1], 1024});
+    require_verifies(kernel, ctx.isa, *r.program);
+  }
+}

@@ -1,13 +1,18 @@
-// IR->ISA rules for identities at a concrete alpha (isa_rules.hpp, Rewrite::or_search) and the
-// flat slice-of-reshape axiom, on the AMX ISA: the groundwork for compiling K1/K2 (issue 5).
+// IR->ISA rules on the AMX ISA (isa_rules.hpp): identities at a concrete alpha, peeled movement
+// chains, accumulate-from-zero and don't-care inputs; the flat slice-of-reshape axiom; and small
+// AMX kernels compiled end to end and verified by the simulator (issue 5).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "act/isa/amx.hpp"
+#include "act/select/term_to_hlo.hpp"
+#include "act/testing/catch2.hpp"
 #include "act/isa/registry.hpp"
 #include "act/select/axioms.hpp"
 #include "act/select/isa_rules.hpp"
@@ -56,31 +61,36 @@ egraph::Id tile_from_rows(TensorGraph& g, SelectionContext& c, int parameter, st
 
 }  // namespace
 
-TEST_CASE("IR->ISA rules: a possibly-identity slice gives the rule a second searcher") {
+TEST_CASE("IR->ISA rules: identity choices x (plain, peeled) searchers; every AMX instruction has a rule") {
   SelectionContext c = amx_context();
   const IsaRuleSet set = isa_rules(c);
   const auto i = rule_index(set, "tileloadd");
   const IsaRuleInfo& info = *set.infos[i];
-  // two identity choices x (root reshape kept, root reshape peeled)
+  // the slice kept or skipped, each plain and peeled
   CHECK(set.rules[i].num_searchers() == 4);
   REQUIRE(info.variants.size() == 4);
   CHECK(info.variants[0].pattern_text == "(reshape (bitcast-convert :to s8 (slice (reshape ?In1))))");
   CHECK(info.variants[1].pattern_text == "(reshape (bitcast-convert :to s8 (reshape ?In1)))");
   CHECK(info.variants[1].skipped == std::vector<std::string>{"tile"});
   CHECK(!info.variants[1].peeled());
-  CHECK(info.variants[2].pattern_text == "(bitcast-convert :to s8 (slice (reshape ?In1)))");
-  CHECK(info.variants[2].root_peeled);
-  CHECK(info.variants[3].pattern_text == "(bitcast-convert :to s8 (reshape ?In1))");
-  CHECK(info.variants[3].skipped == std::vector<std::string>{"tile", "Out0"});
-  // the memory input (symbolic u8[16 * stride]) is never peeled
-  CHECK(info.variants[3].input_reshape == std::vector<std::optional<std::vector<std::int64_t>>>{std::nullopt});
-  // instructions without symbolic shapes: the semantics as written, and the peeled copy
-  CHECK(set.rules[rule_index(set, "tdpbusd")].num_searchers() == 2);
-  // one rule per instruction still: tilestored is the only AMX instruction without one, because
-  // skipping its (always identity-only) dynamic-update-slice leaves the old window In2 unused
-  CHECK(set.rules.size() + 1 == c.isa.instructions.size());
-  REQUIRE(set.skipped.size() == 1);
-  CHECK(set.skipped[0] == "tilestored: In2 does not occur in the semantics once new (an identity) is skipped");
+  // peeled: the ROOT reshape and the bitcast under it, and the reshape above the input
+  CHECK(info.variants[2].pattern_text == "(slice ?In1')");
+  CHECK(info.variants[2].skipped == std::vector<std::string>{"rows", "bytes", "Out0"});
+  REQUIRE(info.variants[2].root_chain.size() == 2);
+  CHECK(info.variants[2].root_chain[0].node == "Out0");
+  CHECK(info.variants[2].root_chain[1].node == "bytes");
+  REQUIRE(info.variants[2].bindings.size() == 1);
+  REQUIRE(info.variants[2].bindings[0].chain.size() == 1);
+  CHECK(info.variants[2].bindings[0].chain[0].node == "rows");
+  // slice skipped: the chain may not swallow the last operator, so the reshape stays
+  CHECK(info.variants[3].pattern_text == "(reshape ?In1)");
+  CHECK(info.variants[3].skipped == std::vector<std::string>{"tile", "bytes", "Out0"});
+  CHECK(info.variants[3].bindings[0].chain.empty());
+  // tdpbusd: accumulate (plain, peeled) and accumulate from zero (plain, peeled)
+  CHECK(set.rules[rule_index(set, "tdpbusd")].num_searchers() == 4);
+  // one rule per instruction, tilestored included (its old window is a don't-care input)
+  CHECK(set.rules.size() == c.isa.instructions.size());
+  CHECK(set.skipped.empty());
 }
 
 TEST_CASE("IR->ISA rules: tileloadd matches stride 64 without a full-range slice, other strides with one") {
@@ -93,14 +103,16 @@ TEST_CASE("IR->ISA rules: tileloadd matches stride 64 without a full-range slice
   const auto& rule = set.rules[rule_index(set, "tileloadd")];
   egraph::MatchList matches;
   rule.search(g, matches);
-  // the s8[1,16,64] classes through searchers 0 and 1; the s8[16,64] classes below them
-  // through their peeled copies 2 and 3
+  // the s8[1,16,64] classes through searchers 0 and 1; the u8[16,64] classes below them
+  // (strided: the slice; dense: the rows) through their peeled copies 2 and 3
   REQUIRE(matches.size() == 4);
   CHECK(matches.searcher(0) == 0);  // the primary searcher runs first
   CHECK(matches.searcher(1) == 1);
   CHECK(matches.searcher(2) == 2);
   CHECK(matches.searcher(3) == 3);
-  CHECK(rule.apply(g, matches) == 4);
+  // the peeled matches build the same Pii nodes and, undoing bitcast and reshape, reuse the
+  // existing nodes back to the matched class: only the first two change the graph
+  CHECK(rule.apply(g, matches) == 2);
   g.rebuild();
   using P = std::vector<std::pair<std::string, std::vector<std::int64_t>>>;
   CHECK(pii_nodes(g, c, dense) == P{{"tileloadd", {64}}});
@@ -175,79 +187,204 @@ void run_rule(TensorGraph& g, const TensorRewrite& rule) {
 
 }  // namespace
 
-TEST_CASE("IR->ISA rules: a peeled searcher matches tileloadd on a kernel's s8[16,64] class") {
-  SelectionContext c = amx_context();
-  const IsaRuleSet set = isa_rules(c);
-  TensorGraph g{TensorAnalysis(&c)};
-  const auto tile = kernel_tile(g, c, 0);
-  g.rebuild();
-  REQUIRE(g.data(tile).type == Shape(DType::s8, {16, 64}));
-  run_rule(g, set.rules[rule_index(set, "tileloadd")]);
-  // the tile class is now reshape(Pii tileloadd{64}(input)), the Pii at the unit type s8[1,16,64]
-  const auto units = reshapes_of(g, tile, Shape(DType::s8, {1, 16, 64}));
-  REQUIRE(units.size() == 1);
-  using P = std::vector<std::pair<std::string, std::vector<std::int64_t>>>;
-  CHECK(pii_nodes(g, c, units[0]) == P{{"tileloadd", {64}}});
-  CHECK(pii_nodes(g, c, tile).empty());
+
+namespace {
+
+// Child classes of the nodes of `cls` with the given opcode (and, for transposes, permutation).
+std::vector<egraph::Id> operands_via(const TensorGraph& g, const SelectionContext& c, egraph::Id cls, Opcode code,
+                                     std::vector<std::int64_t> permutation = {}) {
+  std::vector<egraph::Id> out;
+  for (auto n : g.eclass(g.find(cls)).nodes) {
+    const auto node = g.node(n);
+    if (node.op.kind != NodeKind::Operator || node.op.opcode != code || node.children.size() != 1) continue;
+    if (code == Opcode::Transpose && c.attributes_of(node.op).dimensions != permutation) continue;
+    out.push_back(g.find(node.children[0]));
+  }
+  return out;
 }
 
-TEST_CASE("IR->ISA rules: tdpbusd's peeled searcher matches a hand-built accumulate") {
+// The operand classes of the pii node of instruction `name` in `cls`, and its alpha.
+std::optional<std::pair<std::vector<egraph::Id>, std::vector<std::int64_t>>> pii_of(const TensorGraph& g,
+                                                                                     const SelectionContext& c,
+                                                                                     egraph::Id cls,
+                                                                                     std::string_view name) {
+  for (auto n : g.eclass(g.find(cls)).nodes) {
+    const auto node = g.node(n);
+    if (node.op.kind != NodeKind::Pii) continue;
+    const auto& a = c.attributes_of(node.op);
+    if (c.isa.instructions[static_cast<std::size_t>(a.index)].name != name) continue;
+    std::vector<egraph::Id> children;
+    for (auto x : node.children) children.push_back(g.find(x));
+    return std::make_pair(children, a.alpha);
+  }
+  return std::nullopt;
+}
+
+// The single class reached from `cls` through one node of `code` (fails the test otherwise).
+egraph::Id through(const TensorGraph& g, const SelectionContext& c, egraph::Id cls, Opcode code,
+                   std::vector<std::int64_t> permutation = {}) {
+  const auto v = operands_via(g, c, cls, code, std::move(permutation));
+  REQUIRE(v.size() == 1);
+  return v[0];
+}
+
+egraph::Id op(TensorGraph& g, SelectionContext& c, Opcode code, const NodeAttributes& a, std::vector<egraph::Id> xs) {
+  return g.add(make_operator(c.attributes, code, a), xs);
+}
+NodeAttributes to(DType t) {
+  NodeAttributes a;
+  a.dtype = t;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("IR->ISA rules: peeled tileloadd matches a kernel's u8[16,64] rows; the applier undoes bitcast and reshape") {
   SelectionContext c = amx_context();
   const IsaRuleSet set = isa_rules(c);
-  const auto& info = *set.infos[rule_index(set, "tdpbusd")];
-  REQUIRE(info.variants.size() == 2);
-  const IsaPatternVariant& peeled = info.variants[1];
-  CHECK(peeled.root_peeled);
-  using Dims = std::optional<std::vector<std::int64_t>>;
-  CHECK(peeled.input_reshape ==
-        std::vector<Dims>{std::vector<std::int64_t>{1, 16, 64}, std::vector<std::int64_t>{1, 16, 64},
-                          std::vector<std::int64_t>{1, 16, 64}});
-
-  // s8[16,16,4] bitcast(add(dot(convert(bitcast u8 A), convert(reshape(transpose(B4)))), bitcast C4))
-  // with A = s8[16,64] (a loaded tile), B4 = C4 = s8[16,16,4]: no unit shape anywhere.
   TensorGraph g{TensorAnalysis(&c)};
-  const auto a8 = kernel_tile(g, c, 0);
-  const auto b4 = reshape(g, c, kernel_tile(g, c, 1), {16, 16, 4});
-  const auto c4 = reshape(g, c, kernel_tile(g, c, 2), {16, 16, 4});
-  const auto op = [&](Opcode code, NodeAttributes a, std::vector<egraph::Id> xs) {
-    return g.add(make_operator(c.attributes, code, a), std::move(xs));
-  };
-  NodeAttributes to_u8, to_s32, to_s8;
-  to_u8.dtype = DType::u8;
-  to_s32.dtype = DType::s32;
-  to_s8.dtype = DType::s8;
-  const auto a = op(Opcode::Convert, to_s32, {op(Opcode::BitcastConvert, to_u8, {a8})});
-  NodeAttributes perm;
-  perm.dimensions = {0, 2, 1};
-  const auto b = op(Opcode::Convert, to_s32, {reshape(g, c, op(Opcode::Transpose, perm, {b4}), {64, 16})});
-  NodeAttributes dot;
-  dot.dot.lhs_contracting = {1};
-  dot.dot.rhs_contracting = {0};
-  dot.dtype = DType::s32;
-  const auto ab = op(Opcode::Dot, dot, {a, b});
-  const auto sum = op(Opcode::Add, {}, {ab, op(Opcode::BitcastConvert, to_s32, {c4})});
-  const auto out = op(Opcode::BitcastConvert, to_s8, {sum});
+  const auto input = g.add(make_input(c.attributes, 0, 1024));
+  const auto rows = reshape(g, c, input, {16, 64});  // u8[16,64]: no unit shape, no s8
   g.rebuild();
-  REQUIRE(g.data(out).type == Shape(DType::s8, {16, 16, 4}));
-
-  run_rule(g, set.rules[rule_index(set, "tdpbusd")]);
-  const auto units = reshapes_of(g, out, Shape(DType::s8, {1, 16, 64}));
-  REQUIRE(units.size() == 1);
-  std::optional<std::decay_t<decltype(g.eclass(units[0]).nodes[0])>> pii;
-  for (auto n : g.eclass(units[0]).nodes)
-    if (g.node(n).op.kind == NodeKind::Pii) pii = n;
+  run_rule(g, set.rules[rule_index(set, "tileloadd")]);
+  // rows == bitcast-convert u8 (reshape s8[16,64] (tileloadd{64}(input)))
+  const auto bytes = through(g, c, rows, Opcode::BitcastConvert);
+  CHECK(g.data(bytes).type == Shape(DType::s8, {16, 64}));
+  const auto unit = through(g, c, bytes, Opcode::Reshape);
+  CHECK(g.data(unit).type == Shape(DType::s8, {1, 16, 64}));
+  const auto pii = pii_of(g, c, unit, "tileloadd");
   REQUIRE(pii);
-  CHECK(c.isa.instructions[static_cast<std::size_t>(c.attributes_of(g.node(*pii).op).index)].name == "tdpbusd");
-  // each operand is presented at the unit type as reshape(the matched class)
-  const auto children = g.node(*pii).children;
-  REQUIRE(children.size() == 3);
-  const egraph::Id matched[] = {a8, b4, c4};
-  for (std::size_t k = 0; k < 3; ++k) {
-    INFO("In" << k + 1);
-    CHECK(g.data(g.find(children[k])).type == Shape(DType::s8, {1, 16, 64}));
-    CHECK(reshapes_of(g, children[k], g.data(g.find(matched[k])).type) ==
-          std::vector<egraph::Id>{g.find(matched[k])});
+  CHECK(pii->second == std::vector<std::int64_t>{64});
+  CHECK(pii->first == std::vector<egraph::Id>{g.find(input)});
+}
+
+TEST_CASE("IR->ISA rules: tdpbusd on add(dot(convert Ya, convert Yb), x) and, accumulating from zero, on the dot alone") {
+  SelectionContext c = amx_context();
+  const IsaRuleSet set = isa_rules(c);
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto ya = reshape(g, c, g.add(make_input(c.attributes, 0, 1024)), {16, 64});  // u8[16,64]
+  const auto yb = op(g, c, Opcode::BitcastConvert, to(DType::s8),
+                     {reshape(g, c, g.add(make_input(c.attributes, 1, 1024)), {64, 16})});  // s8[64,16]
+  const auto x4 = op(g, c, Opcode::BitcastConvert, to(DType::s8),
+                     {reshape(g, c, g.add(make_input(c.attributes, 2, 1024)), {16, 16, 4})});
+  const auto x = op(g, c, Opcode::BitcastConvert, to(DType::s32), {x4});  // s32[16,16]
+  NodeAttributes dims;
+  dims.dot.lhs_contracting = {1};
+  dims.dot.rhs_contracting = {0};
+  dims.dtype = DType::s32;
+  const auto dot = op(g, c, Opcode::Dot, dims,
+                      {op(g, c, Opcode::Convert, to(DType::s32), {ya}), op(g, c, Opcode::Convert, to(DType::s32), {yb})});
+  const auto acc = op(g, c, Opcode::Add, {}, {dot, x});
+  g.rebuild();
+  REQUIRE(g.data(acc).type == Shape(DType::s32, {16, 16}));
+  run_rule(g, set.rules[rule_index(set, "tdpbusd")]);
+
+  // Both classes are bitcast s32 (reshape s8[16,16,4] (tdpbusd(In1, In2, In3))).
+  const auto instance = [&](egraph::Id cls) {
+    const auto r = through(g, c, cls, Opcode::BitcastConvert);
+    CHECK(g.data(r).type == Shape(DType::s8, {16, 16, 4}));
+    const auto pii = pii_of(g, c, through(g, c, r, Opcode::Reshape), "tdpbusd");
+    REQUIRE(pii);
+    REQUIRE(pii->first.size() == 3);
+    return pii->first;
+  };
+  const auto with_acc = instance(acc);
+  const auto from_zero = instance(dot);
+  for (const auto& in : {with_acc, from_zero})
+    for (auto k : in) CHECK(g.data(k).type == Shape(DType::s8, {1, 16, 64}));
+  // the operands are shared: In1 = reshape[1,16,64](bitcast s8 (Ya))
+  CHECK(with_acc[0] == from_zero[0]);
+  CHECK(with_acc[1] == from_zero[1]);
+  CHECK(through(g, c, through(g, c, with_acc[0], Opcode::Reshape), Opcode::BitcastConvert) == g.find(ya));
+  // In2 = reshape[1,16,64](transpose{0,2,1}(reshape[16,4,16](Yb))): B's VNNI tile
+  const auto b4 = through(g, c, with_acc[1], Opcode::Reshape);
+  CHECK(g.data(b4).type == Shape(DType::s8, {16, 16, 4}));
+  const auto bt = through(g, c, b4, Opcode::Transpose, {0, 2, 1});
+  CHECK(g.data(bt).type == Shape(DType::s8, {16, 4, 16}));
+  CHECK(through(g, c, bt, Opcode::Reshape) == g.find(yb));
+  // In3 = reshape[1,16,64](x's s8[16,16,4] bytes): the existing bitcast is reused
+  CHECK(through(g, c, with_acc[2], Opcode::Reshape) == g.find(x4));
+  // from zero: In3 = broadcast(s8 constant 0), tilezero's semantics
+  const auto zero = from_zero[2];
+  const auto scalar = through(g, c, zero, Opcode::Broadcast);
+  CHECK(g.data(scalar).type == Shape(DType::s8, {}));
+  bool zero_constant = false;
+  for (auto n : g.eclass(scalar).nodes) {
+    const auto node = g.node(n);
+    if (node.op.kind == NodeKind::Constant)
+      zero_constant = c.constants[c.attributes_of(node.op).index].get_int(0) == 0;
   }
+  CHECK(zero_constant);
+
+  // tilezero's (unpeeled) rule matches that class
+  run_rule(g, set.rules[rule_index(set, "tilezero")]);
+  const auto tz = pii_of(g, c, zero, "tilezero");
+  REQUIRE(tz);
+  CHECK(tz->first.empty());
+  CHECK(!pii_of(g, c, with_acc[2], "tilezero"));
+}
+
+TEST_CASE("IR->ISA rules: tilestored at stride 64 binds its old window to an undefined value") {
+  SelectionContext c = amx_context();
+  const IsaRuleSet set = isa_rules(c);
+  const IsaRuleInfo& info = *set.infos[rule_index(set, "tilestored")];
+  REQUIRE(info.variants.size() == 2);
+  for (const auto& v : info.variants) {
+    REQUIRE(v.bindings.size() == 2);
+    CHECK(v.bindings[0].source == InputSource::Matched);
+    CHECK(v.bindings[1].source == InputSource::Undefined);
+  }
+  CHECK(info.variants[1].pattern_text == "(bitcast-convert :to u8 ?In1')");
+
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto tile = kernel_tile(g, c, 0);                               // s8[16,64]
+  const auto out = op(g, c, Opcode::BitcastConvert, to(DType::u8), {tile});  // u8[16,64]
+  g.rebuild();
+  run_rule(g, set.rules[rule_index(set, "tilestored")]);
+  // out == reshape[16,64](tilestored{64}(reshape[1,16,64](tile), undefined u8[1024]))
+  const auto stored = through(g, c, out, Opcode::Reshape);
+  CHECK(g.data(stored).type == Shape(DType::u8, {1024}));
+  const auto pii = pii_of(g, c, stored, "tilestored");
+  REQUIRE(pii);
+  CHECK(pii->second == std::vector<std::int64_t>{64});  // solved from the skipped update's shape
+  REQUIRE(pii->first.size() == 2);
+  CHECK(through(g, c, pii->first[0], Opcode::Reshape) == g.find(tile));
+  const auto old = pii->first[1];
+  CHECK(g.data(old).type == Shape(DType::u8, {1024}));
+  REQUIRE(g.eclass(old).nodes.size() == 1);
+  CHECK(g.node(g.eclass(old).nodes[0]).op.kind == NodeKind::Undefined);
+  CHECK(!g.data(old).is_constant);
+  // no HLO form for it (term_to_hlo reports, does not crash)
+  CHECK_THROWS_AS(term_to_hlo(g, c, g.eclass(old).nodes[0]), Error);
+}
+
+TEST_CASE("IR->ISA rules: undoing a movement step reuses the node it inverts, else adds the inverse") {
+  SelectionContext c = amx_context();
+  TensorGraph g{TensorAnalysis(&c)};
+  using isa_rule_detail::Generator;
+  const auto x = reshape(g, c, g.add(make_input(c.attributes, 0, 24)), {2, 3, 4});  // u8[2,3,4]
+  NodeAttributes perm;
+  perm.dimensions = {1, 2, 0};
+  const auto t = op(g, c, Opcode::Transpose, perm, {x});  // u8[3,4,2]
+  const auto y = op(g, c, Opcode::BitcastConvert, to(DType::s8), {x});
+  g.rebuild();
+  ChainStep transpose;
+  transpose.opcode = Opcode::Transpose;
+  transpose.permutation = {1, 2, 0};
+  transpose.operand_dtype = DType::u8;
+  const auto before = g.num_classes();
+  CHECK(Generator::undo_step(g, c, t, transpose, {2, 3, 4}) == g.find(x));
+  ChainStep bitcast;
+  bitcast.opcode = Opcode::BitcastConvert;
+  bitcast.operand_dtype = DType::u8;
+  CHECK(Generator::undo_step(g, c, y, bitcast, {2, 3, 4}) == g.find(x));
+  CHECK(g.num_classes() == before);  // nothing added
+  // a u8[3,4,2] class without that transpose: the inverse permutation {2,0,1} is added
+  const auto other = reshape(g, c, g.add(make_input(c.attributes, 1, 24)), {3, 4, 2});
+  const auto back = Generator::undo_step(g, c, other, transpose, {2, 3, 4});
+  g.rebuild();
+  CHECK(g.data(g.find(back)).type == Shape(DType::u8, {2, 3, 4}));
+  CHECK(through(g, c, back, Opcode::Transpose, {2, 0, 1}) == g.find(other));
 }
 
 TEST_CASE("IR->ISA rules: a peeled input reuses an existing reshape of the unit-typed class") {
@@ -263,4 +400,95 @@ TEST_CASE("IR->ISA rules: a peeled input reuses an existing reshape of the unit-
   const auto made = isa_rule_detail::Generator::reshaped_to(g, c, g.find(unit), {16, 16, 4});
   g.rebuild();
   CHECK(g.data(g.find(made)).type == Shape(DType::s8, {16, 16, 4}));
+}
+
+// ---- end to end: Backend<isa::Amx>, verified by the simulator ----------------------------------
+
+namespace {
+const std::string kAmxKernels = std::string(ACT_SOURCE_DIR) + "/examples/kernels/amx";
+}
+
+TEST_CASE("AMX: a strided tile copy compiles to tileloadd + tilestored and verifies") {
+  auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/tile_left_half.hlo");
+  ACT_REQUIRE_VERIFIED(r);
+  REQUIRE(r.size() == 2);
+  const auto& load = r.program().instructions[0];
+  const auto& store = r.program().instructions[1];
+  CHECK(load.name == "tileloadd");
+  CHECK(load.attributes[0] == 128);  // stride: rows of 128 bytes, the first 64 kept
+  CHECK(load.attributes[2] == 0);    // mem_addr: the input
+  CHECK(store.name == "tilestored");
+  CHECK(store.attributes[0] == 64);    // stride 64: the rows cover the window (don't-care In2)
+  CHECK(store.attributes[2] == 2048);  // mem_addr: the output, after the 2048-byte input
+}
+
+TEST_CASE("AMX: a tile returned unchanged is copied by tileloadd + tilestored") {
+  // the output class is the input's class: the extractor must not answer the root with the leaf
+  auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/tile_copy.hlo");
+  ACT_REQUIRE_VERIFIED(r);
+  REQUIRE(r.size() == 2);
+  CHECK(r.program().instructions[0].name == "tileloadd");
+  CHECK(r.program().instructions[1].name == "tilestored");
+  CHECK(r.program().instructions[1].attributes[2] == 1024);  // the output follows the input
+}
+
+TEST_CASE("AMX: one 16x64 x 64x16 int8 dot compiles to tilezero, two tileloadd, tdpbusd, tilestored") {
+  auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/tile_dot.hlo");
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.size() == 5);
+  CHECK(r.count("tilezero") == 1);
+  CHECK(r.count("tileloadd") == 2);
+  CHECK(r.count("tdpbusd") == 1);
+  CHECK(r.count("tilestored") == 1);
+}
+
+namespace {
+
+// The attribute values of every instruction called `name`, in program order.
+std::vector<std::vector<std::int64_t>> attributes_of(const sim::Program& p, std::string_view name) {
+  std::vector<std::vector<std::int64_t>> out;
+  for (const auto& i : p.instructions)
+    if (i.name == name) out.push_back(i.attributes);
+  return out;
+}
+
+testing::CompileTestOptions generous() {
+  testing::CompileTestOptions o;
+  o.compile.timeout = std::chrono::duration<double>(60.0);  // a loaded machine must not fail the test
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("AMX: the paper's K1 compiles to oneDNN's 16 instructions", "[amx][paper]") {
+  auto r = testing::compile_and_verify<isa::Amx>(std::string(ACT_SHARED_DIR) + "/kernels/paper/k1_cnn_inf_amx.hlo", generous());
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.size() == 16);
+  CHECK(r.count("tilezero") == 4);
+  CHECK(r.count("tdpbusd") == 4);
+  // A's two row blocks at 0x0000/0x0400, B's two VNNI tiles at 0x0800/0x0c00; the four output
+  // tiles at 0x1000..0x1c00; every row stride 64
+  std::vector<std::int64_t> loads, stores;
+  for (const auto& a : attributes_of(r.program(), "tileloadd")) {
+    CHECK(a[0] == 64);
+    loads.push_back(a[2]);
+  }
+  for (const auto& a : attributes_of(r.program(), "tilestored")) {
+    CHECK(a[0] == 64);
+    stores.push_back(a[2]);
+  }
+  std::sort(loads.begin(), loads.end());
+  std::sort(stores.begin(), stores.end());
+  CHECK(loads == std::vector<std::int64_t>{0x0000, 0x0400, 0x0800, 0x0c00});
+  CHECK(stores == std::vector<std::int64_t>{0x1000, 0x1400, 0x1800, 0x1c00});
+}
+
+TEST_CASE("AMX: the paper's K2 compiles to oneDNN's 9 instructions", "[amx][paper]") {
+  auto r = testing::compile_and_verify<isa::Amx>(std::string(ACT_SHARED_DIR) + "/kernels/paper/k2_rnn_inf_amx.hlo", generous());
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.size() == 9);
+  CHECK(r.count("tilezero") == 2);
+  CHECK(r.count("tileloadd") == 3);
+  CHECK(r.count("tdpbusd") == 2);
+  CHECK(r.count("tilestored") == 2);
 }

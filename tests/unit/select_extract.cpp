@@ -2,6 +2,7 @@
 // over QKV (d0 = HBM, d1 = scratchpad, d2 = intermediate buffer).
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -306,4 +307,104 @@ TEST_CASE("explore: rounds with budget 2^k, no graph twice, stops when saturated
   CHECK(e.round() == 3);
   CHECK(e.budget() == 8);
   CHECK_FALSE(e.next());
+}
+
+TEST_CASE("extract: a deadline stops an endless level, not exhaustive, timed out", "[select][extract]") {
+  Fixture f;
+  // The e-graph of the lazy test: 2^41 graphs of one size, so only the deadline can end it.
+  constexpr int n = 40;
+  const Id b = f.pii("load_rm", {f.input(2)});
+  Id c = f.pii("load_rm", {f.input(0)});
+  f.unite(c, f.pii("load_rm", {f.input(1)}));
+  for (int i = 0; i < n; ++i) {
+    const Id next = f.pii("mov", {f.pii("gemm", {c, b})});
+    f.unite(next, f.pii("mov", {f.pii("gemm", {b, c})}));
+    c = f.graph.find(next);
+  }
+  const Id root = f.pii("store_rm", {c});
+  ExtractorOptions options{4 * n, {}};
+  options.deadline = std::chrono::steady_clock::now();  // already passed
+  Extractor x(f.graph, f.context, {root}, options);
+  std::size_t yielded = 0;
+  while (x.next() && yielded < 1'000'000) ++yielded;
+  CHECK(yielded < 1'000'000);  // the clock is read every few thousand steps, not never
+  CHECK(x.timed_out());
+  CHECK_FALSE(x.exhaustive());
+  CHECK_FALSE(x.next());  // stays stopped
+  // Without a deadline the same extractor keeps going.
+  Extractor y(f.graph, f.context, {root}, ExtractorOptions{4 * n, {}});
+  for (int i = 0; i < 3; ++i) CHECK(y.next());
+  CHECK_FALSE(y.timed_out());
+}
+
+TEST_CASE("extract: a finished search is exhaustive and not timed out, even with a deadline", "[select][extract]") {
+  Fixture f;
+  const Id root = f.pii("store_rm", {f.pii("load_rm", {f.input(0)})});
+  ExtractorOptions options{8, {}};
+  options.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  Extractor x(f.graph, f.context, {root}, options);
+  CHECK(x.next());
+  CHECK_FALSE(x.next());
+  CHECK(x.exhaustive());
+  CHECK_FALSE(x.timed_out());
+}
+
+TEST_CASE("explore: past its deadline the explorer stops as timed out, not finished-exhaustive", "[select][extract]") {
+  Fixture f;
+  const Id root = f.pii("store_rm", {f.pii("load_rm", {f.input(0)})});
+  std::vector<TensorRewrite> rules;
+  ExplorerOptions options;
+  options.deadline = std::chrono::steady_clock::now();
+  Explorer e(f.graph, f.context, {root}, rules, options);
+  CHECK_FALSE(e.next());
+  CHECK(e.finished());
+  CHECK(e.timed_out());
+  CHECK(e.yielded() == 0);
+  // The same kernel without a deadline yields its one graph.
+  Explorer g(f.graph, f.context, {root}, rules);
+  CHECK(g.next());
+  CHECK_FALSE(g.next());
+  CHECK_FALSE(g.timed_out());
+}
+
+TEST_CASE("extract: a node fills at most one concat^H operand slot", "[select][extract]") {
+  Fixture f;
+  // out = concat^H_d0(s, s), s = store_rm(load_rm(q)): two copies of one tile side by side in
+  // HBM. Sharing s (3 nodes) has no allocation; the graphs need two store nodes.
+  const Id s = f.pii("store_rm", {f.pii("load_rm", {f.input(0)})});
+  const Id root = f.graph.add(make_concat_h(f.context.attributes, kD0, 0), {s, s});
+  f.graph.rebuild();
+  bool exhaustive = false;
+  const auto graphs = f.all(root, 8, &exhaustive);
+  CHECK(exhaustive);
+  // Two stores sharing one load (4 nodes, 1 duplicate), then two loads as well (5 nodes).
+  REQUIRE(graphs.size() == 2);
+  CHECK(graphs[0].size() == 4);
+  CHECK(duplicates(graphs[0]) == 1);
+  CHECK(graphs[1].size() == 5);
+  for (const PiiGraph& g : graphs) {
+    const PiiNode& concat = g.node(g.roots()[0]);
+    REQUIRE(concat.kind == PiiNodeKind::ConcatH);
+    REQUIRE(concat.operands.size() == 2);
+    CHECK(concat.operands[0] != concat.operands[1]);
+  }
+}
+
+TEST_CASE("extract: a root is never a leaf; an input returned as output is copied", "[select][extract]") {
+  Fixture f;
+  // The root class holds the input itself (as after transpose(transpose(p0)) = p0) and the copy
+  // store_rm(load_rm(p0)). Phase 2 does not alias outputs to inputs, so only the copy is yielded.
+  const Id q = f.input(0);
+  const Id copy = f.pii("store_rm", {f.pii("load_rm", {q})});
+  f.unite(q, copy);
+  bool exhaustive = false;
+  const auto graphs = f.all(q, 8, &exhaustive);
+  CHECK(exhaustive);
+  REQUIRE(graphs.size() == 1);
+  const PiiGraph& g = graphs[0];
+  CHECK(f.multiset(g) == std::vector<std::string>{"load_rm(n = 64)", "store_rm(n = 64)"});
+  CHECK_FALSE(g.node(g.roots()[0]).is_leaf());
+  // The load reads the input leaf, not the root's own node.
+  REQUIRE(g.nodes().size() == 3);
+  CHECK(std::count_if(g.nodes().begin(), g.nodes().end(), [](const PiiNode& n) { return n.kind == PiiNodeKind::Input; }) == 1);
 }

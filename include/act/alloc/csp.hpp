@@ -8,7 +8,8 @@
 //         is neither a kernel input, a constant nor aliased by a root) starts at or above the end
 //         of the constant pool.
 //   CSP2  def-use: for each operand edge the consumer's In_k address map (start and length) equals
-//         exactly the operand's slice.
+//         exactly the operand's slice. An Undefined operand (a don't-care input) imposes nothing:
+//         the reader reads whatever its map points at (values.hpp); its own start is left 0.
 //   CSP3  kernel inputs at their kernel-image addresses, roots at the kernel's output addresses,
 //         constants at their pool addresses (values.hpp).
 //   identity instructions: slice^H lies inside its operand at the offset its ranges give along
@@ -189,6 +190,7 @@ inline std::optional<std::string> check_assignment(const GraphValues& v, const I
     const select::PiiNode& x = v.node(i);
     const isa::Buffer& buffer = v.buffer_of(i);
     if (a.start[i].size() != v.length[i].size()) return fmt::format("%{}: wrong number of starts", i);
+    if (x.kind == select::PiiNodeKind::Undefined) continue;
     for (std::size_t d = 0; d < v.length[i].size(); ++d) {
       const std::int64_t lo = d == 0 ? csp_detail::lower_bound_of(v, i) : 0;
       if (a.start[i][d] < lo || a.start[i][d] + v.length[i][d] > buffer.access_dims[d])
@@ -232,7 +234,7 @@ inline std::optional<std::string> check_assignment(const GraphValues& v, const I
         };
         if (!matches(p.output, i)) return fmt::format("%{}: {} does not write its slice", i, p.instruction->name);
         for (std::size_t k = 0; k < x.operands.size(); ++k)
-          if (!matches(p.inputs[k], x.operands[k]))
+          if (v.node(x.operands[k]).kind != select::PiiNodeKind::Undefined && !matches(p.inputs[k], x.operands[k]))
             return fmt::format("%{}: {} In{} does not read operand %{}", i, p.instruction->name, k + 1, x.operands[k]);
         break;
       }
@@ -300,9 +302,11 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
       const PreparedInstruction& p = v.prepared(i);
       for (std::size_t d = 0; d < coord[i].size(); ++d)
         if (!relate(i, p.output.start[d], coord[i][d])) return std::nullopt;
-      for (std::size_t k = 0; k < x.operands.size(); ++k)
+      for (std::size_t k = 0; k < x.operands.size(); ++k) {
+        if (v.node(x.operands[k]).kind == select::PiiNodeKind::Undefined) continue;
         for (std::size_t d = 0; d < coord[x.operands[k]].size(); ++d)
           if (!relate(i, p.inputs[k].start[d], coord[x.operands[k]][d])) return std::nullopt;
+      }
     }
   }
   // Classes: members (node, dim, offset to the class value); known values for pinned classes.
@@ -457,7 +461,8 @@ class CspSolver {
     for (std::size_t i = 0; i < n; ++i) {
       const select::PiiNode& x = v.node(i);
       for (std::size_t d = 0; d < v.length[i].size(); ++d) {
-        if (x.is_leaf()) e.start[i].push_back(num(*v.pinned[i]));
+        if (x.kind == select::PiiNodeKind::Undefined) e.start[i].push_back(num(0));
+        else if (x.is_leaf()) e.start[i].push_back(num(*v.pinned[i]));
         else if (x.kind == select::PiiNodeKind::SliceH) e.start[i].push_back(e.start[x.operands[0]][d] + num(x.slice[d].start));
         else e.start[i].push_back(fresh(fmt::format("s{}_{}", i, d)));
       }
@@ -467,6 +472,7 @@ class CspSolver {
     for (std::size_t i = 0; i < n; ++i) {
       const select::PiiNode& x = v.node(i);
       const isa::Buffer& buffer = v.buffer_of(i);
+      if (x.kind == select::PiiNodeKind::Undefined) continue;
       for (std::size_t d = 0; d < v.length[i].size(); ++d) {
         const std::int64_t lo = d == 0 ? csp_detail::lower_bound_of(v, i) : 0;
         e.assertions.push_back(e.start[i][d] >= num(lo));
@@ -505,7 +511,8 @@ class CspSolver {
         }
       };
       same_slice(p.output, i);
-      for (std::size_t k = 0; k < x.operands.size(); ++k) same_slice(p.inputs[k], x.operands[k]);
+      for (std::size_t k = 0; k < x.operands.size(); ++k)
+        if (v.node(x.operands[k]).kind != select::PiiNodeKind::Undefined) same_slice(p.inputs[k], x.operands[k]);
       for (auto& s : side) e.assertions.push_back(s);
     }
     for (const auto& [a, b] : interference) {

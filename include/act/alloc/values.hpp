@@ -6,7 +6,10 @@
 //   lengths     a value of type T in a buffer with access dims A[0..k) and unit dims U occupies
 //               T.dims[0..k) units along the access dims (rank(T) must be k + |U|); in HBM
 //               (k = 1, no unit dims) it occupies T's byte size.
-//   storage     Pii nodes and leaves own storage; identity nodes alias their operands.
+//   storage     Pii nodes and Input/Constant leaves own storage; identity nodes alias their
+//               operands. An Undefined leaf (a don't-care input) owns none and aliases nothing:
+//               it has no producer and no place; its reader's input address map alone decides
+//               where the reader looks, and no def-use equality ties it (csp.hpp).
 //   aliases     the storage nodes an identity node's memory lies in (transitively).
 //   pinned      Input leaves at their kernel-image address; Constant leaves in the pool (in
 //               order of constant id, each aligned to kConstantAlignment, starting at the pool
@@ -202,6 +205,9 @@ inline GraphValues analyze_values(const select::PiiGraph& graph, const select::S
         v.aliases[i] = {i};
         break;
       }
+      case select::PiiNodeKind::Undefined:
+        if (!x.operands.empty()) throw Error(ErrorKind::Internal, fmt::format("pii node %{}: an undefined leaf with operands", i));
+        break;
       case select::PiiNodeKind::SliceH: {
         if (x.operands.size() != 1 || x.slice.size() < v.length[i].size())
           throw Error(ErrorKind::Internal, fmt::format("pii node %{}: slice^H needs one operand and a range per access dim", i));
@@ -229,6 +235,8 @@ inline GraphValues analyze_values(const select::PiiGraph& graph, const select::S
     throw Error(ErrorKind::Internal, fmt::format("the pii graph has {} roots but the kernel {} outputs", graph.roots().size(), image.outputs.size()));
   for (std::size_t r = 0; r < graph.roots().size(); ++r) {
     const std::size_t i = graph.roots()[r];
+    if (graph.node(i).kind == select::PiiNodeKind::Undefined)
+      throw Error(ErrorKind::Internal, fmt::format("root %{} is an undefined value", i));
     if (graph.node(i).buffer != v.hbm || v.bytes[i] != image.outputs[r].bytes)
       throw Error(ErrorKind::Internal, fmt::format("root %{} must be the {}-byte output '{}' in HBM", i, image.outputs[r].bytes, image.outputs[r].name));
     if (v.pinned[i] && *v.pinned[i] != image.outputs[r].address)

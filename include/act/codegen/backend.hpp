@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "act/alloc/allocate.hpp"
+#include "act/alloc/rematerialise.hpp"
 #include "act/codegen/cost_model.hpp"
 #include "act/codegen/options.hpp"
 #include "act/codegen/statistics.hpp"
@@ -98,8 +99,11 @@ class CandidateStream {
  public:
   // Runs module 1 (throws Error(Unsupported) when the kernel is outside the tensor language).
   // Candidate times count from `start` (the compile's start: the heuristic compares them).
-  CandidateStream(const hlo::Module& kernel, const isa::IsaView& isa, Options options, Clock::time_point start = Clock::now())
-      : options_(std::move(options)), state_(std::make_unique<State>()), start_(start) {
+  // Phase 1 stops for good at `deadline` (compile() passes its own; enumerate() has none), also
+  // inside one extraction level; next() then returns nothing and timed_out() is true.
+  CandidateStream(const hlo::Module& kernel, const isa::IsaView& isa, Options options, Clock::time_point start = Clock::now(),
+                  Clock::time_point deadline = Clock::time_point::max())
+      : options_(std::move(options)), state_(std::make_unique<State>()), start_(start), deadline_(deadline) {
     const auto t0 = Clock::now();
     state_->context.isa = isa;
     state_->init = select::add_kernel(state_->graph, state_->context, kernel);
@@ -107,7 +111,8 @@ class CandidateStream {
     stats_.init_seconds = backend_detail::seconds_since(t0);
     stats_.initial_enodes = state_->graph.num_nodes();
     const auto t1 = Clock::now();
-    state_->rules = select::rule_set(state_->context);
+    state_->rules = select::rule_set(state_->context, true,
+                                     select::wants_view_rule(state_->context.isa, state_->init.reorders_bytes));
     stats_.rule_set_seconds = backend_detail::seconds_since(t1);
     stats_.rules = state_->rules.rules.size();
     select::ExplorerOptions explorer = options_.explorer;
@@ -115,6 +120,7 @@ class CandidateStream {
     for (std::size_t r = state_->rules.axiom_count; r < state_->rules.rules.size(); ++r)
       explorer.runner.never_ban.push_back(std::string(state_->rules.rules[r].name()));
     if (explorer.runner.time_limit > options_.timeout) explorer.runner.time_limit = options_.timeout;
+    explorer.deadline = std::min(explorer.deadline, deadline);
     state_->explorer = std::make_unique<select::Explorer>(state_->graph, state_->context, state_->init.roots,
                                                           state_->rules.rules, std::move(explorer));
   }
@@ -122,14 +128,18 @@ class CandidateStream {
   // The next candidate, or nothing when the enumeration is over or `deadline` has passed (checked
   // between pii graphs; a Z3 call is also bounded by it unless options.allocate sets a limit).
   std::optional<Candidate> next(Clock::time_point deadline = Clock::time_point::max()) {
-    while (!exhausted_) {
+    while (!exhausted_ && !timed_out_ && !stopped_) {
       if (Clock::now() >= deadline) return std::nullopt;
       const auto t0 = Clock::now();
-      std::optional<select::PiiGraph> graph = state_->explorer->next();
+      std::optional<select::PiiGraph> graph = state_->explorer->next(deadline);
       explorer_seconds_ += backend_detail::seconds_since(t0);
       update_phase1_statistics();
       if (!graph) {
-        exhausted_ = true;
+        // A phase-1 deadline is not the end of the enumeration: compile() reports a timeout,
+        // unless it was the caller's earlier `deadline` (the heuristic): then nothing is set.
+        if (!state_->explorer->timed_out()) exhausted_ = true;
+        else if (Clock::now() >= deadline_) timed_out_ = true;
+        else stopped_ = true;
         break;
       }
       ++stats_.pii_graphs;
@@ -139,6 +149,8 @@ class CandidateStream {
   }
 
   bool exhausted() const { return exhausted_; }
+  // Phase 1 stopped at the deadline given to the constructor (the enumeration is not over).
+  bool timed_out() const { return timed_out_; }
   const Statistics& statistics() const { return stats_; }
   const sim::KernelImage& image() const { return state_->init.image; }
   const isa::IsaView& isa() const { return state_->context.isa; }
@@ -228,6 +240,7 @@ class CandidateStream {
   }
 
   std::optional<Candidate> allocate(select::PiiGraph graph, Clock::time_point deadline) {
+    graph = alloc::rematerialise_in_place_generators(graph, state_->context.isa);
     alloc::AllocateOptions options = options_.allocate;
     if (options.csp.timeout_ms == 0 && deadline != Clock::time_point::max()) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -265,7 +278,10 @@ class CandidateStream {
   Statistics stats_;
   std::vector<std::string> failures_;
   double explorer_seconds_ = 0;
+  Clock::time_point deadline_;  // the constructor's (hard) deadline
+  bool stopped_ = false;        // phase 1 stopped at a caller's earlier deadline (for good)
   bool exhausted_ = false;
+  bool timed_out_ = false;
 };
 
 // The chosen program and how it was found.
@@ -303,9 +319,11 @@ inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaV
                                 isa.name, to_string(s.stop), s.total_seconds, options.timeout.count());
   if (s.pii_graphs == 0) {
     out += fmt::format(
-        "instruction selection found no pii graph: no combination of {} instructions computes the kernel "
+        "instruction selection found no pii graph: {} "
         "({} rewrite iterations over {} rounds, {} e-nodes, e-graph {})",
-        isa.name, s.iterations, s.rounds, s.enodes, s.saturated ? "saturated" : "not saturated");
+        s.stop == StopReason::Timeout ? std::string("none before the timeout")
+                                      : fmt::format("no combination of {} instructions computes the kernel", isa.name),
+        s.iterations, s.rounds, s.enodes, s.saturated ? "saturated" : "not saturated");
     return out;
   }
   out += fmt::format("phase 2 could not allocate any of the {} pii graph(s) instruction selection produced ({} schedules tried, "
@@ -322,7 +340,7 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
   CompileOutcome outcome;
   std::optional<CandidateStream> stream;
   try {
-    stream.emplace(kernel, isa, options, start);
+    stream.emplace(kernel, isa, options, start, deadline);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
     outcome.statistics.total_seconds = seconds_since(start);
@@ -347,7 +365,7 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
     std::optional<Candidate> c = stream->next(until);
     if (!c) {
       if (stream->exhausted()) stop = StopReason::Exhausted;
-      else stop = Clock::now() >= deadline ? StopReason::Timeout : StopReason::Heuristic;
+      else stop = stream->timed_out() || Clock::now() >= deadline ? StopReason::Timeout : StopReason::Heuristic;
       break;
     }
     ++candidates;

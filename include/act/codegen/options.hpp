@@ -38,7 +38,7 @@ struct Options {
 
   static select::ExplorerOptions default_explorer_options() {
     select::ExplorerOptions o;
-    o.runner.node_limit = 20'000;
+    o.runner.node_limit = 100'000;
     return o;
   }
 };

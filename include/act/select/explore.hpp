@@ -1,5 +1,8 @@
 // §5.4 (Fig. 11b): exploration and extraction interleaved, so every pii graph equivalent to the
 // kernel is eventually yielded even when saturation or extraction alone would never finish.
+// Each round first offers the greedy graph of the current e-graph (Extractor::greedy, if not
+// yielded before): a large program (K1's 23 nodes) is found without enumerating every smaller
+// graph first; completeness still comes from the enumeration that follows.
 // Round k = 1, 2, ...: run `iterations_per_round` more exploration iterations (until the
 // e-graph saturates or the runner hits a node/time limit), then extract every pii graph of at
 // most Γ(k) = 2^k instruction nodes not yielded in an earlier round (smallest first within the
@@ -13,6 +16,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -38,6 +42,10 @@ struct ExplorerOptions {
   std::size_t max_rounds = 24;
   std::size_t max_budget = 1 << 12;    // cap on Γ(k)
   ExtractorOptions extractor;          // max_size is set by the explorer each round
+  // The enumeration stops (timed_out()) once this passes: no round starts after it, and each
+  // round's extractor gets the earlier of it and extractor.deadline. The runner's own
+  // time_limit still bounds one exploration round.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 class Explorer {
@@ -55,14 +63,27 @@ class Explorer {
   Explorer& operator=(const Explorer&) = delete;
 
   // The next pii graph not yielded before, or nullopt when the enumeration is over.
-  std::optional<PiiGraph> next() {
+  // With `until`: also stop (for good, as a timeout) once `until` passes, even inside an
+  // extraction level (the code generator's termination heuristic).
+  std::optional<PiiGraph> next(std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max()) {
     if (finished_) return std::nullopt;
+    until_ = std::min(options_.deadline, until);
+    if (extractor_) extractor_->set_deadline(until_);
     for (;;) {
       if (extractor_) {
+        if (greedy_pending_) {
+          greedy_pending_ = false;
+          if (auto g = extractor_->greedy(); g && seen_.insert(*g)) return g;
+        }
         if (auto g = extractor_->next()) return g;
         const bool exhaustive = extractor_->exhaustive();
+        timed_out_ = extractor_->timed_out();
         extractor_.reset();
-        if (!growing_ && exhaustive) return finish();
+        if (timed_out_ || (!growing_ && exhaustive)) return finish();
+      }
+      if (std::chrono::steady_clock::now() >= until_) {
+        timed_out_ = true;
+        return finish();
       }
       if (round_ >= options_.max_rounds) return finish();
       if (!growing_ && budget_ >= options_.max_budget) return finish();
@@ -74,6 +95,9 @@ class Explorer {
   std::size_t budget() const { return budget_; }                // Γ(k)
   bool saturated() const { return saturated_; }
   bool finished() const { return finished_; }
+  // The enumeration ended because options.deadline (or the extractor's) passed, not because
+  // it was over: more graphs may exist.
+  bool timed_out() const { return timed_out_; }
   std::size_t yielded() const { return seen_.size(); }          // distinct graphs so far
   const std::vector<egraph::RunReport>& reports() const { return reports_; }
   // Why the enumeration ended (for "no program" messages): how exploration stopped, and
@@ -113,7 +137,9 @@ class Explorer {
     budget_ = round_ >= 63 ? options_.max_budget : std::min<std::size_t>(std::size_t{1} << round_, options_.max_budget);
     ExtractorOptions extractor_options = options_.extractor;
     extractor_options.max_size = budget_;
+    extractor_options.deadline = std::min(extractor_options.deadline, until_);
     extractor_.emplace(graph_, context_, roots_, std::move(extractor_options), &seen_);
+    greedy_pending_ = true;
   }
 
   std::optional<PiiGraph> finish() {
@@ -133,8 +159,11 @@ class Explorer {
   std::size_t round_ = 0;
   std::size_t budget_ = 0;
   bool growing_ = true;
+  std::chrono::steady_clock::time_point until_ = std::chrono::steady_clock::time_point::max();
+  bool greedy_pending_ = false;  // the round's greedy graph is offered before its enumeration
   bool saturated_ = false;
   bool finished_ = false;
+  bool timed_out_ = false;
 };
 
 }  // namespace act::select

@@ -3,7 +3,8 @@
 // A *request* is (e-class, buffer): "a pii graph that leaves this class's value in this buffer".
 // Extraction starts with every root class requested in HBM. A request is met by
 //   - a leaf, when the buffer is HBM and the class holds a kernel Input or is constant
-//     (TensorData::is_constant); leaves are the only choice there (App. B module 3);
+//     (TensorData::is_constant); leaves are the only choice there (App. B module 3), except
+//     for a root, which is never a leaf (phase 2 does not copy inputs to outputs);
 //   - an instruction e-node of the class whose output buffer is the requested one: a Pii node
 //     (its instruction's Out0 buffer) or a slice^H / concat^H (its own buffer). Its operands
 //     become requests in the buffers the instruction reads. Operator e-nodes never qualify.
@@ -27,12 +28,15 @@
 // admissible e-nodes per request, "can produce class c in buffer b" (a least fixed point, so
 // dead requests are never tried), and a DAG-size lower bound per request (first level to try).
 // Sharing only ever points at a finished node, never at an ancestor, so graphs are acyclic
-// even when the e-graph has cycles; the node budget N_max bounds everything.
+// even when the e-graph has cycles; the node budget N_max bounds everything. A node fills at
+// most one concat^H operand slot: concat^H places its operands side by side, so a shared one
+// (concat^H(x, x), also through a chain of binary concat^H) could never be allocated.
 // Graphs are deduplicated by canonical form (an optional PiiGraphSet shared across extractors
 // lets the explorer skip graphs yielded in earlier rounds).
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -69,6 +73,9 @@ struct ExtractorOptions {
   // Gives the constant-pool id of a constant class without a Constant e-node (e.g. by
   // evaluating one of its expressions). Unset: such leaves carry constant id -1.
   std::function<std::int64_t(egraph::Id)> fold_constant;
+  // The search stops once this passes (checked every few thousand steps, so one enumeration
+  // level cannot outlive it): next() returns nullopt, exhaustive() is false, timed_out() true.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 class Extractor {
@@ -99,6 +106,7 @@ class Extractor {
   std::optional<PiiGraph> next() {
     while (!finished_) {
       if (auto g = step_level()) return g;
+      if (finished_) break;  // stopped by the deadline inside the level
       advance_level();
     }
     return std::nullopt;
@@ -107,6 +115,8 @@ class Extractor {
   // After next() returned nullopt: true if no pii graph larger than max_size exists either
   // (the enumeration was complete, not cut by the budget).
   bool exhaustive() const { return finished_ && exhaustive_; }
+  // After next() returned nullopt: true if the search stopped because options.deadline passed.
+  bool timed_out() const { return timed_out_; }
 
   // Whether `cls` can be produced into `buffer` at all (with any number of nodes).
   bool can_produce(egraph::Id cls, int buffer) const {
@@ -120,6 +130,129 @@ class Extractor {
     return min_size_[key(Request{dense(graph_.find(cls)), buffer})];
   }
   int hbm() const { return hbm_; }
+  // Moves the deadline (the explorer passes a caller's earlier, soft one).
+  void set_deadline(std::chrono::steady_clock::time_point deadline) { options_.deadline = deadline; }
+
+  // A greedy pii graph (egg-style extraction): each request takes the alternative of least
+  // additive cost, nodes counted as if the graph were a tree, and each request becomes one
+  // shared node. Not in the enumeration's order: the explorer offers it before each round's
+  // enumeration as a fast first candidate (K1 on AMX needs 23 nodes; enumerating every smaller
+  // graph first costs seconds). nullopt when some root cannot be produced.
+  std::optional<PiiGraph> greedy() const {
+    const std::size_t n = alternatives_.size();
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    std::vector<double> cost(n, kInf);
+    std::vector<const Alternative*> choice(n, nullptr);
+    for (std::uint32_t c = 0; c < classes_.size(); ++c)
+      if (leaves_[c]) cost[key(Request{c, hbm_})] = 0;
+    auto alternative_cost = [&](const Alternative& alt) {
+      double sum = 1;
+      for (Request r : alt.operands) sum += cost[key(r)];
+      return sum;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (std::size_t k = 0; k < n; ++k) {
+        if (cost[k] == 0) continue;  // leaves stay leaves
+        for (const Alternative& alt : alternatives_[k]) {
+          const double c = alternative_cost(alt);
+          if (c < cost[k]) {
+            cost[k] = c;
+            choice[k] = &alt;
+            changed = true;
+          }
+        }
+      }
+    }
+    // A root is never a leaf: its best instruction alternative.
+    std::vector<const Alternative*> root_choice;
+    for (Request r : root_requests_) {
+      const Alternative* best = nullptr;
+      double best_cost = kInf;
+      for (const Alternative& alt : alternatives_[key(r)]) {
+        const double c = alternative_cost(alt);
+        if (c < best_cost) {
+          best_cost = c;
+          best = &alt;
+        }
+      }
+      if (!best) return std::nullopt;
+      root_choice.push_back(best);
+    }
+    std::vector<PiiNode> out;
+    std::vector<std::size_t> node_of(n, std::numeric_limits<std::size_t>::max());
+    // Iterative post-order over the chosen alternatives (a request resolves to one node).
+    auto build = [&](Request top, const Alternative* top_alt) -> std::optional<std::size_t> {
+      struct Item {
+        Request request;
+        const Alternative* alt;
+        std::size_t next = 0;
+      };
+      std::vector<Item> stack{{top, top_alt, 0}};
+      std::vector<std::uint8_t> on_stack(n, 0);
+      std::size_t result = 0;
+      while (!stack.empty()) {
+        Item& it = stack.back();
+        const std::size_t k = key(it.request);
+        if (it.alt && it.next < it.alt->operands.size()) {
+          const Request child = it.alt->operands[it.next++];
+          const std::size_t ck = key(child);
+          if (node_of[ck] != std::numeric_limits<std::size_t>::max()) continue;
+          if (on_stack[ck]) return std::nullopt;  // cannot happen with positive costs
+          if (cost[ck] == kInf) return std::nullopt;
+          on_stack[ck] = 1;
+          stack.push_back(Item{child, cost[ck] == 0 ? nullptr : choice[ck], 0});
+          continue;
+        }
+        PiiNode p;
+        const egraph::Id cls = classes_[it.request.cls];
+        p.eclass = cls;
+        p.buffer = it.request.buffer;
+        p.type = graph_.data(cls).type;
+        if (!it.alt) {
+          const Leaf& leaf = *leaves_[it.request.cls];
+          p.kind = leaf.kind;
+          p.index = leaf.index;
+          if (leaf.node != egraph::kNoId) p.op = graph_.node(leaf.node).op;
+          else p.op = TensorOp{NodeKind::Constant, hlo::Opcode::Constant, 0};
+        } else {
+          const auto view = graph_.node(it.alt->node);
+          const NodeAttributes& a = context_.attributes_of(view.op);
+          p.op = view.op;
+          p.index = a.index;
+          switch (view.op.kind) {
+            case NodeKind::Pii:
+              p.kind = PiiNodeKind::Pii;
+              p.alpha = a.alpha;
+              break;
+            case NodeKind::SliceH:
+              p.kind = PiiNodeKind::SliceH;
+              p.slice = a.slice;
+              break;
+            default:
+              p.kind = PiiNodeKind::ConcatH;
+              p.dimension = a.dimensions.empty() ? -1 : a.dimensions[0];
+              break;
+          }
+          for (Request r : it.alt->operands) p.operands.push_back(node_of[key(r)]);
+        }
+        out.push_back(std::move(p));
+        result = out.size() - 1;
+        if (stack.size() > 1) node_of[k] = result;  // the root's own node is not a shared request
+        on_stack[k] = 0;
+        stack.pop_back();
+      }
+      return result;
+    };
+    std::vector<std::size_t> roots;
+    for (std::size_t i = 0; i < root_requests_.size(); ++i) {
+      const auto r = build(root_requests_[i], root_choice[i]);
+      if (!r) return std::nullopt;
+      roots.push_back(*r);
+    }
+    return PiiGraph(std::move(out), roots);
+  }
+
   std::size_t states_visited() const { return states_; }
 
   // Why there is no pii graph (empty when every root can reach HBM): for each root that cannot
@@ -188,6 +321,7 @@ class Extractor {
   struct Alternative {
     egraph::Id node = egraph::kNoId;
     std::vector<Request> operands;
+    bool concat = false;  // a concat^H: its operands are placed side by side
   };
   struct Leaf {
     PiiNodeKind kind = PiiNodeKind::Input;
@@ -215,7 +349,7 @@ class Extractor {
     const isa::IsaView& isa = context_.isa;
     for (std::size_t i = 0; i < classes_.size(); ++i) {
       const auto& cls = graph_.eclass(classes_[i]);
-      std::optional<Leaf> input, constant;
+      std::optional<Leaf> input, constant, undefined;
       for (egraph::Id n : cls.nodes) {
         const auto view = graph_.node(n);
         const NodeAttributes& a = context_.attributes_of(view.op);
@@ -228,6 +362,9 @@ class Extractor {
             continue;
           case NodeKind::Constant:
             if (!constant) constant = Leaf{PiiNodeKind::Constant, n, a.index};
+            continue;
+          case NodeKind::Undefined:  // a don't-care instruction input (isa_rules.hpp): a leaf in HBM
+            if (!undefined) undefined = Leaf{PiiNodeKind::Undefined, n, -1};
             continue;
           case NodeKind::Pii: {
             if (a.index < 0 || static_cast<std::size_t>(a.index) >= isa.instructions.size()) continue;
@@ -247,6 +384,7 @@ class Extractor {
           case NodeKind::ConcatH:
             if (a.index < 0 || static_cast<std::size_t>(a.index) >= buffers_) continue;
             out = static_cast<int>(a.index);
+            alt.concat = view.op.kind == NodeKind::ConcatH;
             for (egraph::Id child : view.children) alt.operands.push_back(Request{dense(graph_.find(child)), out});
             break;
         }
@@ -258,6 +396,8 @@ class Extractor {
         Leaf leaf = constant ? *constant : Leaf{PiiNodeKind::Constant, egraph::kNoId, -1};
         if (!constant && options_.fold_constant) leaf.index = options_.fold_constant(classes_[i]);
         leaves_[i] = leaf;
+      } else if (undefined) {
+        leaves_[i] = undefined;
       }
     }
   }
@@ -336,6 +476,7 @@ class Extractor {
     std::vector<int> operands;                 // node indices; -1 while pending
     int creator = -1;                          // the node whose operand created it; -1: a root
     std::size_t pending = 0;                   // operands not yet finished
+    std::size_t concat_uses = 0;               // concat^H operand slots it fills (at most 1)
     bool finished = false;
   };
   // An operand position waiting for a node: operand `operand` of node `parent` (-1: root).
@@ -359,6 +500,7 @@ class Extractor {
     bool duplicate = false;
     bool counted = false;
     std::size_t pushed = 0;
+    int concat_use = -1;  // the node whose concat_uses the option incremented
     std::vector<int> decremented;
     std::vector<int> finished;
   };
@@ -429,6 +571,12 @@ class Extractor {
   // the level is exhausted (nullopt).
   std::optional<PiiGraph> step_level() {
     for (;;) {
+      if (out_of_time()) {
+        finished_ = true;
+        exhaustive_ = false;
+        timed_out_ = true;
+        return std::nullopt;
+      }
       if (descend_) {
         descend_ = false;
         ++states_;
@@ -468,13 +616,20 @@ class Extractor {
 
   void fill_options(Frame& f) {
     const Request r = f.slot.request;
-    if (is_leaf_request(r)) {
+    // A root is never a leaf: phase 2 does not copy an input (or constant) to the output, so a
+    // root whose class holds one (e.g. transpose(transpose(p0))) is produced by instructions.
+    if (is_leaf_request(r) && f.slot.parent >= 0) {
       f.options.push_back(Option{Option::LeafNode, -1, nullptr});
       return;
     }
-    // Sharing first: every finished node already built for this request.
-    for (int n : nodes_of_request_[key(r)])
-      if (nodes_[static_cast<std::size_t>(n)].finished) f.options.push_back(Option{Option::Share, n, nullptr});
+    // Sharing first: every finished node already built for this request. A concat^H places its
+    // operands side by side, so a node already placed by one concat^H operand slot cannot fill
+    // another (concat^H(x, x) has no allocation); a fresh node for the same request can.
+    const bool concat_slot = is_concat_slot(f.slot);
+    for (int n : nodes_of_request_[key(r)]) {
+      const WorkNode& w = nodes_[static_cast<std::size_t>(n)];
+      if (w.finished && w.alternative && !(concat_slot && w.concat_uses > 0)) f.options.push_back(Option{Option::Share, n, nullptr});
+    }
     for (const Alternative& alt : alternatives_[key(r)]) f.options.push_back(Option{Option::Fresh, -1, &alt});
   }
 
@@ -515,7 +670,8 @@ class Extractor {
     if (bound_stamp_[k] == bound_epoch_) return bound_memo_[k];  // 0 while in progress (a cycle)
     bound_stamp_[k] = bound_epoch_;
     bound_memo_[k] = 0;
-    if (depth > std::min<std::size_t>(remaining, kBoundDepth) || ++bound_visits_ > kBoundVisits) return bound_memo_[k] = 1;
+    if (depth > std::min<std::size_t>(remaining, kBoundDepth) || ++bound_visits_ > kBoundVisits || out_of_time())
+      return bound_memo_[k] = 1;  // admissible; after the deadline the search stops at its next step anyway
     std::size_t value = kUnreachable;
     std::vector<std::size_t> children;
     for (const Alternative& alt : alternatives_[k]) {
@@ -534,6 +690,19 @@ class Extractor {
     }
     if (value == kUnreachable) value = 1;  // unreachable requests are filtered; stay admissible anyway
     return bound_memo_[k] = value;
+  }
+
+  // One unit of search work (a DFS step or a bound visit); reads the clock every
+  // kDeadlineStride units so the check stays cheap. Sticky once the deadline has passed.
+  bool out_of_time() {
+    if (expired_) return true;
+    if (options_.deadline == std::chrono::steady_clock::time_point::max() || ++ticks_ % kDeadlineStride != 0) return false;
+    expired_ = std::chrono::steady_clock::now() >= options_.deadline;
+    return expired_;
+  }
+
+  bool is_concat_slot(const Slot& slot) const {
+    return slot.parent >= 0 && nodes_[static_cast<std::size_t>(slot.parent)].alternative->concat;
   }
 
   void link(const Slot& slot, int node) {
@@ -560,21 +729,26 @@ class Extractor {
     f.applied = true;
     f.created = f.duplicate = f.counted = false;
     f.pushed = 0;
+    f.concat_use = -1;
     f.decremented.clear();
     f.finished.clear();
     const Request r = f.slot.request;
     auto& same = nodes_of_request_[key(r)];
     int target = o.node;
     if (o.kind == Option::LeafNode) {
-      if (same.empty()) {
-        WorkNode leaf;
-        leaf.request = r;
-        leaf.finished = true;
-        nodes_.push_back(std::move(leaf));
+      // One leaf per request; a root may already hold an instruction node for it.
+      const auto leaf = std::find_if(same.begin(), same.end(), [&](int n) { return !nodes_[static_cast<std::size_t>(n)].alternative; });
+      if (leaf != same.end()) {
+        target = *leaf;
+      } else {
+        WorkNode node;
+        node.request = r;
+        node.finished = true;
+        nodes_.push_back(std::move(node));
         same.push_back(static_cast<int>(nodes_.size() - 1));
         f.created = true;
+        target = same.back();
       }
-      target = same.front();
     } else if (o.kind == Option::Fresh) {
       WorkNode node;
       node.request = r;
@@ -595,6 +769,10 @@ class Extractor {
       f.pushed = o.alternative->operands.size();
     }
     link(f.slot, target);
+    if (o.kind != Option::LeafNode && is_concat_slot(f.slot)) {
+      ++nodes_[static_cast<std::size_t>(target)].concat_uses;
+      f.concat_use = target;
+    }
     if (nodes_[static_cast<std::size_t>(target)].finished) {
       if (o.kind == Option::Fresh) f.finished.push_back(target);
       operand_done(f, f.slot.parent);
@@ -605,6 +783,7 @@ class Extractor {
     f.applied = false;
     for (int n : f.finished) nodes_[static_cast<std::size_t>(n)].finished = false;
     for (int n : f.decremented) ++nodes_[static_cast<std::size_t>(n)].pending;
+    if (f.concat_use >= 0) --nodes_[static_cast<std::size_t>(f.concat_use)].concat_uses;
     // A fresh node with no operands was marked finished above; leaves are always finished.
     link(f.slot, -1);
     pending_.resize(pending_.size() - f.pushed);
@@ -686,6 +865,10 @@ class Extractor {
   std::vector<std::size_t> scratch_;
   static constexpr std::size_t kBoundDepth = 512;
   static constexpr std::size_t kBoundVisits = 1 << 14;
+  static constexpr std::size_t kDeadlineStride = 1024;
+  std::size_t ticks_ = 0;
+  bool expired_ = false;
+  bool timed_out_ = false;
   std::vector<std::uint32_t> bound_stamp_;
   std::vector<std::size_t> bound_memo_;
   std::uint32_t bound_epoch_ = 0;

@@ -38,7 +38,23 @@ struct InitialGraph {
   std::vector<std::int64_t> input_addresses;   // HBM address of each input (kernel image)
   std::vector<std::int64_t> output_addresses;  // HBM address of each root (kernel image)
   sim::KernelImage image;           // the whole HBM placement (phase 2 needs it)
+  bool reorders_bytes = false;      // some input or output is tiled or not row-major
 };
+
+// Whether `s` (or a tuple element) is laid out other than row-major untiled.
+inline bool reorders_bytes(const Shape& s) {
+  if (s.is_tuple) {
+    for (const Shape& e : s.tuple_shapes)
+      if (reorders_bytes(e)) return true;
+    return false;
+  }
+  if (!s.has_layout) return false;
+  if (!s.layout.tiles.empty()) return true;
+  const auto m2m = s.minor_to_major();
+  for (std::size_t i = 0; i < m2m.size(); ++i)
+    if (m2m[i] != static_cast<std::int64_t>(m2m.size() - 1 - i)) return true;
+  return false;
+}
 
 // The binary operation of a reducer computation: root = op(param0, param1) in either order.
 inline ReduceKind recognise_reducer(const hlo::Computation& c) {
@@ -60,6 +76,51 @@ inline ReduceKind recognise_reducer(const hlo::Computation& c) {
 }
 
 namespace init_detail {
+
+inline bool has_tile_unit(const isa::IsaView& isa) {
+  for (const auto& b : isa.buffers)
+    if (b.unit_dims.size() >= 2) return true;
+  return false;
+}
+
+inline egraph::Id byte_slice(TensorGraph& graph, SelectionContext& context, egraph::Id value, std::int64_t from,
+                             std::int64_t to) {
+  NodeAttributes a;
+  a.slice = {hlo::SliceRange{from, to, 1}};
+  return graph.add(make_operator(context.attributes, hlo::Opcode::Slice, a), {value});
+}
+
+inline egraph::Id byte_concat(TensorGraph& graph, SelectionContext& context, egraph::Id a, egraph::Id b) {
+  NodeAttributes c;
+  c.dimensions = {0};
+  return graph.add(make_operator(context.attributes, hlo::Opcode::Concatenate, c), {a, b});
+}
+
+// value (u8[n]) = concat of equal pieces: n = m * 2^k with m odd is first cut into m pieces of
+// 2^k bytes (when 1 < m <= 32), then every power-of-two piece into halves, `depth` levels deep
+// (4: 16 pieces; deeper splits grow the e-graph enough that backoff bans the dot-splitting
+// axioms K1 needs), never below 64 bytes. K1's 4 KiB output reaches its 1 KiB tiles; a 12 KiB one (3 x 4 KiB)
+// does too.
+inline void split_bytes(TensorGraph& graph, SelectionContext& context, egraph::Id value, int depth) {
+  const Shape type = graph.data(value).type;
+  if (depth <= 0 || type.dims.size() != 1 || type.dims[0] < 128) return;
+  const std::int64_t n = type.dims[0];
+  std::int64_t power = 1;
+  while (n % (power * 2) == 0) power *= 2;
+  const std::int64_t pieces = n / power;
+  if (pieces > 32 || (pieces == 1 && n % 2 != 0)) return;
+  const std::int64_t piece = pieces > 1 ? power : n / 2;
+  if (piece < 64) return;
+  egraph::Id acc = byte_slice(graph, context, value, 0, piece);
+  split_bytes(graph, context, acc, pieces > 1 ? depth : depth - 1);
+  for (std::int64_t at = piece; at < n; at += piece) {
+    const egraph::Id part = byte_slice(graph, context, value, at, at + piece);
+    split_bytes(graph, context, part, pieces > 1 ? depth : depth - 1);
+    acc = byte_concat(graph, context, acc, part);
+  }
+  graph.unite(value, acc);
+}
+
 
 using egraph::Id;
 
@@ -212,6 +273,9 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   InitialGraph result;
   result.image = sim::kernel_image(kernel);
   const hlo::Computation& entry = kernel.entry_computation();
+  for (const hlo::Instruction& inst : entry.instructions)
+    if (inst.opcode == Opcode::Parameter || &inst == &entry.root_instruction())
+      result.reorders_bytes = result.reorders_bytes || reorders_bytes(inst.shape);
 
   std::vector<Id> value(entry.instructions.size(), egraph::kNoId);
   for (std::size_t p = 0; p < result.image.inputs.size(); ++p) {
@@ -329,6 +393,13 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     result.roots.push_back(b.write_array(results[r], result.image.outputs[r].shape));
     result.output_addresses.push_back(result.image.outputs[r].address);
   }
+  // When the output is tiled or the ISA's registers are 2-D tiles, every output is also offered
+  // as equal byte pieces (split_bytes: concat of byte slices, which concat^H in HBM realises for
+  // free), so an instruction that writes part of an output (AMX: tilestored writes 1 KiB of
+  // K1's 4 KiB result) can be used without an axiom splitting arbitrary values. Row-major
+  // outputs on row-unit ISAs (QKV) are stored whole or split by the axioms, as before.
+  if (result.reorders_bytes || init_detail::has_tile_unit(context.isa))
+    for (const Id root : result.roots) init_detail::split_bytes(graph, context, root, 4);
   graph.rebuild();
   return result;
 }

@@ -14,29 +14,44 @@
 // alpha is known and must be equal. Then every constraint over alpha alone must hold, and the
 // constraints mentioning beta must be satisfiable for some beta in the buffer ranges (Z3, cached
 // per alpha). The applier adds Pii(instruction, alpha)(In_1, ..., In_k) to the matched class.
-// Identities for a concrete alpha: a slice or reshape whose result may have its operand's shape
-// (a dim is symbolic), a broadcast with dims {0..r-1} likewise, and a dynamic-update-slice whose
-// update may cover the whole operand are "possibly identity" nodes. The rule gets one searcher
-// per choice of which of them to skip (still ONE rule per instruction: Rewrite::or_search): a
-// skipped node's type check applies to its operand's class (the update for a
-// dynamic-update-slice), which holds exactly when the node is an identity for the alpha solved
-// (tileloadd at stride 64 matches `bitcast(reshape(In1))`, no full-range slice needed). A node
-// with literal equal shapes is always skipped; a dynamic-update-slice (outside the tensor
-// language) is always skipped, so its rule only covers the alpha where it is an identity. A
-// searcher in which an input no longer occurs (tilestored's old window) is not generated.
-// Register unit types: semantics usually reshape a register value at its edges (AMX: ROOT
-// s8[1,16,64] = reshape(s8[16,64]); tdpbusd reads In2 as reshape(In2) to s8[16,16,4]), while a
-// kernel graph never holds the unit shape itself. So every rule also gets the "peeled" copy of
-// each of its searchers: the ROOT reshape and every reshape that is the only use of a
-// literal-shaped parameter are left out of the pattern (their operand class, resp. the
-// reshape's class, is matched, with that type). The applier puts them back, which is exact
-// because a row-major reshape of a reshape is the reshape of the original: it unites the
-// matched class with reshape(Pii) and gives the Pii reshape(X) for a peeled input class X (an
-// existing reshape node of X whose operand has the input's type is reused instead).
+//
+// Extra searchers (still ONE rule per instruction: Rewrite::or_search), one per combination of:
+// * Identities for a concrete alpha. A slice or reshape whose result may have its operand's
+//   shape (a dim is symbolic), a broadcast with dims {0..r-1} likewise, and a
+//   dynamic-update-slice whose update may cover the whole operand are "possibly identity"
+//   nodes; a searcher per choice of which of them to skip. A skipped node's type check applies
+//   to its operand's class (the update for a dynamic-update-slice), which holds exactly when the
+//   node is an identity for the alpha solved (tileloadd at stride 64 matches
+//   `bitcast(reshape(In1))`; tilestored's dynamic-update-slice check solves stride = 64 from
+//   the update's u8[16,64]). A node with literal equal shapes is always skipped; a
+//   dynamic-update-slice (outside the tensor language) is always skipped, so its rule only
+//   covers the alpha where it is an identity.
+// * Accumulate from zero. An `add(P, Q)` whose operand Q is a pure movement chain from an input
+//   In_k (each node single-use) may be skipped: the searcher matches P alone and the applier
+//   binds In_k to zeros of its type, broadcast(constant 0) (tilezero's semantics, so tilezero
+//   matches that class). Zero is add's neutral element for integers exactly; for floats
+//   x + (+0) == x except that -0 becomes +0, equal under IEEE comparison, which we accept.
+// * Don't-care inputs. An input that no longer occurs once nodes are skipped (tilestored's old
+//   window In2 when the rows cover it) is bound to an Undefined leaf of its type: the result
+//   does not depend on it, and phase 2 gives it no producer (it is the memory the instruction
+//   overwrites).
+// * Peeling (register unit types and reinterpretations). Semantics usually reshape and bitcast
+//   a register value at its edges (AMX: ROOT s8[1,16,64] = reshape(bitcast s8[16,16,4] (sum
+//   s32[16,16])); tdpbusd reads In2 as reshape(transpose(reshape(In2)))), while a kernel graph
+//   holds the values themselves. So every searcher also gets a "peeled" copy that leaves out
+//   the maximal chain of invertible movement ops (reshape, transpose, bitcast-convert, also
+//   width-changing) at ROOT and above each input (every chain node single-use, the chain ending
+//   at a single-use parameter), keeping at least one operator and every alpha determined by
+//   the remaining pattern (the root chain is shortened until it is). The applier puts the
+//   inverse chains back exactly: the matched class is united with inverse-root-chain(Pii), and
+//   a peeled In_k gets inverse-input-chain(matched operand class), types evaluated at the
+//   solved alpha. An inverse step reuses an existing node where it can (reshape(reshape(x)),
+//   bitcast(bitcast(x)), transpose_p(transpose_p^-1(x)) -> x).
 // Skipped (with the reason kept in IsaRuleSet::skipped): multi-output instructions (later ISAs)
 // and semantics using operators outside the tensor language or alpha that no dim determines.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -59,7 +74,6 @@
 
 namespace act::select {
 
-
 // One dim of a semantics shape: a literal, a single alpha name, or an expression over alpha.
 struct SymbolicDim {
   std::int64_t literal = -1;  // >= 0 when literal
@@ -76,21 +90,42 @@ struct TypeCheck {
   std::vector<SymbolicDim> dims;
 };
 
-// One searcher of a rule: the semantics with some identity nodes skipped.
+// One movement node a peeled searcher leaves out, as the applier undoes it: from a class of the
+// node's type to a class of its operand's type.
+struct ChainStep {
+  std::string node;                        // semantics name
+  hlo::Opcode opcode = hlo::Opcode::Reshape;  // Reshape, Transpose or BitcastConvert
+  std::vector<std::int64_t> permutation;   // Transpose: the node's own permutation
+  DType operand_dtype = DType::u8;         // the type the step produces
+  std::vector<SymbolicDim> operand_dims;
+};
+
+// Where the applier takes an instruction input from.
+enum class InputSource : std::uint8_t {
+  Matched,    // the class matched by ?In_k, through the input's peeled chain (if any)
+  Zero,       // zeros of the input's type (accumulate from zero)
+  Undefined,  // a don't-care value of the input's type
+};
+
+struct InputBinding {
+  InputSource source = InputSource::Matched;
+  std::vector<ChainStep> chain;  // Matched: from ?In_k's class (the chain top) down to the input type
+  DType dtype = DType::u8;       // the input's type (Zero, Undefined)
+  std::vector<SymbolicDim> dims;
+};
+
+// One searcher of a rule: the semantics with some nodes skipped or peeled.
 struct IsaPatternVariant {
   std::string pattern_text;
   std::vector<TypeCheck> checks;    // in pattern pre-order; a skipped node's check is on its operand
-  std::vector<egraph::Var> inputs;  // ?In1..?Ink slots of this searcher
-  std::vector<std::string> skipped; // semantics names of the identity nodes skipped
-  // Peeled searchers (see the header comment): the ROOT reshape is left out, so the applier
-  // adds reshape(Pii) at the matched class's type; per input (by number): the shape the
-  // matched class is reshaped to for the Pii, when that input's reshape is left out.
-  bool root_peeled = false;
-  std::vector<std::optional<std::vector<std::int64_t>>> input_reshape;
+  std::vector<egraph::Var> inputs;  // ?In_k slot per input (unused unless bindings[k] is Matched)
+  std::vector<std::string> skipped; // semantics names of the nodes left out (skipped or peeled)
+  std::vector<ChainStep> root_chain;  // peeled at ROOT, from ROOT down: applied to the Pii in order
+  std::vector<InputBinding> bindings;  // per input
 
   bool peeled() const {
-    bool any = root_peeled;
-    for (const auto& r : input_reshape) any = any || r.has_value();
+    bool any = !root_chain.empty();
+    for (const auto& b : bindings) any = any || !b.chain.empty();
     return any;
   }
 };
@@ -209,6 +244,15 @@ inline std::string attribute_text(const hlo::Instruction& inst, const NodeAttrib
   return out;
 }
 
+// A searcher whose alpha is no longer determined once nodes are peeled (a shorter peel may fit).
+struct Undetermined : Skip {};
+
+inline bool is_movement(const hlo::Instruction& i) {
+  return (i.opcode == hlo::Opcode::Reshape || i.opcode == hlo::Opcode::Transpose ||
+          i.opcode == hlo::Opcode::BitcastConvert) &&
+         i.operands.size() == 1 && !i.shape.is_tuple;
+}
+
 class Generator {
  public:
   Generator(SelectionContext& context, std::size_t index, const isa::Instruction& inst)
@@ -232,35 +276,30 @@ class Generator {
         if (!is_alpha(id)) beta = true;
       (beta ? info_->beta_constraints : info_->alpha_constraints).emplace_back(constraint);
     }
+    count_uses();
     classify_identities();
-
-    classify_peelable();
+    classify_zero_candidates();
 
     std::vector<TensorPattern> patterns;
+    std::vector<std::string> keys;  // one per generated searcher, to drop duplicates
     std::string reason;
-    for (int peel = 0; peel < (peelable_.empty() ? 1 : 2); ++peel) {
-      for (std::size_t mask = 0; mask < (std::size_t{1} << optional_.size()); ++mask) {
-        skip_ = forced_;
-        for (std::size_t b = 0; b < optional_.size(); ++b)
-          if (mask & (std::size_t{1} << b)) skip_[optional_[b]] = true;
-        peel_.assign(skip_.size(), false);
-        if (peel)
-          for (std::size_t at : peelable_) peel_[at] = !skip_[at];
-        try {
-          auto [pattern, variant] = build_variant();
-          bool duplicate = false;  // a peeled searcher whose reshapes were all skipped anyway
-          for (const auto& other : info_->variants)
-            duplicate = duplicate || (other.pattern_text == variant.pattern_text &&
-                                      other.root_peeled == variant.root_peeled &&
-                                      other.input_reshape == variant.input_reshape);
-          if (duplicate) continue;
-          patterns.push_back(std::move(pattern));
-          info_->variants.push_back(std::move(variant));
-        } catch (const Skip& s) {
-          if (reason.empty()) reason = s.reason;
+    for (int peel = 0; peel < 2; ++peel)
+      for (std::size_t zero_mask = 0; zero_mask < (std::size_t{1} << zero_.size()); ++zero_mask)
+        for (std::size_t mask = 0; mask < (std::size_t{1} << optional_.size()); ++mask) {
+          if (!choose_skips(mask, zero_mask)) continue;
+          try {
+            auto built = peel ? build_peeled() : build_plain();
+            if (!built) continue;
+            auto& [pattern, variant] = *built;
+            const std::string key = variant_key(variant);
+            if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+            keys.push_back(key);
+            patterns.push_back(std::move(pattern));
+            info_->variants.push_back(std::move(variant));
+          } catch (const Skip& s) {
+            if (reason.empty()) reason = s.reason;
+          }
         }
-      }
-    }
     if (patterns.empty()) throw Skip{reason};
     info_->pattern_text = info_->variants[0].pattern_text;
     info_->checks = info_->variants[0].checks;
@@ -273,20 +312,7 @@ class Generator {
       return [info, context, inst, v](TensorGraph& g, Id cls, const egraph::Subst& s) -> std::optional<Id> {
         auto alpha = solve_alpha(*info, *context, *inst, g, cls, s, v);
         if (!alpha) return std::nullopt;
-        const IsaPatternVariant& variant = info->variants[v];
-        std::vector<Id> children;
-        for (std::size_t k = 0; k < variant.inputs.size(); ++k) {
-          const Id x = g.find(s[variant.inputs[k]]);
-          if (k < variant.input_reshape.size() && variant.input_reshape[k])
-            children.push_back(reshaped_to(g, *context, x, *variant.input_reshape[k]));
-          else
-            children.push_back(x);
-        }
-        const Id pii = g.add(make_pii(context->attributes, info->instruction, std::move(*alpha)), children);
-        if (!variant.root_peeled) return pii;
-        NodeAttributes a;
-        a.shape = g.data(g.find(cls)).type.dims;
-        return g.add(make_operator(context->attributes, hlo::Opcode::Reshape, a), {pii});
+        return build_instance(*info, *context, *inst, g, cls, s, v, *alpha);
       };
     };
     const auto condition = [info, context, inst](std::size_t v) {
@@ -305,21 +331,127 @@ class Generator {
   // Class x presented at shape `dims` (same element count): the operand of an existing reshape
   // node of x when it has that shape (and x's dtype), else a new reshape(x).
   static Id reshaped_to(TensorGraph& g, SelectionContext& context, Id x, const std::vector<std::int64_t>& dims) {
-    const Shape& type = g.data(x).type;
-    if (type.dims == dims) return x;
-    for (auto n : g.eclass(x).nodes) {
-      const auto node = g.node(n);
-      if (node.op.kind != NodeKind::Operator || node.op.opcode != hlo::Opcode::Reshape || node.children.size() != 1)
-        continue;
-      const Id child = g.find(node.children[0]);
-      const Shape& ct = g.data(child).type;
-      if (!ct.is_tuple && ct.dtype == type.dtype && ct.dims == dims) return child;
-    }
-    NodeAttributes a;
-    a.shape = dims;
-    return g.add(make_operator(context.attributes, hlo::Opcode::Reshape, a), {x});
+    ChainStep step;
+    step.opcode = hlo::Opcode::Reshape;
+    step.operand_dtype = g.data(g.find(x)).type.dtype;
+    return undo_step(g, context, x, step, dims);
   }
 
+  // The class `step`'s node was applied to, given the class x of its result: step.opcode's
+  // inverse applied to x, producing (operand_dtype, dims). An existing node of x that is the
+  // step's opcode over a class of that type (for a transpose, with the step's permutation) is
+  // the answer already; otherwise a new inverse node is added.
+  static Id undo_step(TensorGraph& g, SelectionContext& context, Id x, const ChainStep& step,
+                      const std::vector<std::int64_t>& dims) {
+    x = g.find(x);
+    const Shape& type = g.data(x).type;
+    bool identity_permutation = true;
+    for (std::size_t d = 0; d < step.permutation.size(); ++d)
+      identity_permutation = identity_permutation && step.permutation[d] == static_cast<std::int64_t>(d);
+    if (!type.is_tuple && type.dtype == step.operand_dtype && type.dims == dims && identity_permutation) return x;
+    for (auto n : g.eclass(x).nodes) {
+      const auto node = g.node(n);
+      if (node.op.kind != NodeKind::Operator || node.op.opcode != step.opcode || node.children.size() != 1) continue;
+      if (step.opcode == hlo::Opcode::Transpose && context.attributes_of(node.op).dimensions != step.permutation) continue;
+      const Id child = g.find(node.children[0]);
+      const Shape& ct = g.data(child).type;
+      if (!ct.is_tuple && ct.dtype == step.operand_dtype && ct.dims == dims) return child;
+    }
+    NodeAttributes a;
+    switch (step.opcode) {
+      case hlo::Opcode::Reshape: a.shape = dims; break;
+      case hlo::Opcode::BitcastConvert: a.dtype = step.operand_dtype; break;
+      case hlo::Opcode::Transpose:
+        a.dimensions.assign(step.permutation.size(), 0);
+        for (std::size_t d = 0; d < step.permutation.size(); ++d)
+          a.dimensions[static_cast<std::size_t>(step.permutation[d])] = static_cast<std::int64_t>(d);
+        break;
+      default: throw Error(ErrorKind::Internal, fmt::format("IR->ISA rule: {} is not a movement op", hlo::opcode_name(step.opcode)));
+    }
+    return g.add(make_operator(context.attributes, step.opcode, a), {x});
+  }
+
+  // Zeros of `type`: broadcast of a scalar zero constant (the constant interned once per dtype).
+  static Id zeros(TensorGraph& g, SelectionContext& context, const Shape& type) {
+    const std::string key = fmt::format("isa-zero:{}[]", name(type.dtype));
+    std::int64_t id = 0;
+    if (auto it = context.patterned_constants.find(key); it != context.patterned_constants.end()) {
+      id = it->second;
+    } else {
+      Literal zero(Shape(type.dtype, {}));  // value-initialised: all bits zero
+      id = context.constants.intern(std::move(zero));
+      context.patterned_constants.emplace(key, id);
+    }
+    const Id scalar = g.add(make_constant(context.attributes, id, Shape(type.dtype, {})), {});
+    NodeAttributes a;
+    a.shape = type.dims;
+    return g.add(make_operator(context.attributes, hlo::Opcode::Broadcast, a), {scalar});
+  }
+
+  // The nodes a match of searcher v implies, alpha solved: the Pii over its inputs (peeled input
+  // chains undone, zero and don't-care inputs built) under the inverse root chain. Nothing when
+  // a type cannot be evaluated or the result would not have the matched class's type.
+  static std::optional<Id> build_instance(const IsaRuleInfo& info, SelectionContext& context, const isa::Instruction& inst,
+                                          TensorGraph& g, Id cls, const egraph::Subst& s, std::size_t v,
+                                          const std::vector<std::int64_t>& alpha) {
+    const IsaPatternVariant& variant = info.variants[v];
+    sym::Bindings bindings;
+    for (std::size_t a = 0; a < alpha.size() && a < inst.alpha.size(); ++a) bindings.set(inst.alpha[a], alpha[a]);
+    const auto evaluate = [&](const std::vector<SymbolicDim>& dims) -> std::optional<std::vector<std::int64_t>> {
+      std::vector<std::int64_t> out;
+      for (const SymbolicDim& d : dims) {
+        if (d.literal >= 0) {
+          out.push_back(d.literal);
+          continue;
+        }
+        const auto r = sym::try_evaluate(sym::parse(d.text), bindings);
+        if (!r.ok() || r.value < 0) return std::nullopt;
+        out.push_back(r.value);
+      }
+      return out;
+    };
+    // Every type first, so a failure leaves the graph untouched.
+    std::vector<std::vector<std::vector<std::int64_t>>> input_dims(variant.bindings.size());
+    std::vector<std::vector<std::int64_t>> leaf_dims(variant.bindings.size()), root_dims;
+    for (std::size_t k = 0; k < variant.bindings.size(); ++k) {
+      const InputBinding& b = variant.bindings[k];
+      for (const ChainStep& step : b.chain) {
+        auto d = evaluate(step.operand_dims);
+        if (!d) return std::nullopt;
+        input_dims[k].push_back(std::move(*d));
+      }
+      if (b.source != InputSource::Matched) {
+        auto d = evaluate(b.dims);
+        if (!d) return std::nullopt;
+        leaf_dims[k] = std::move(*d);
+      }
+    }
+    for (const ChainStep& step : variant.root_chain) {
+      auto d = evaluate(step.operand_dims);
+      if (!d) return std::nullopt;
+      root_dims.push_back(std::move(*d));
+    }
+    std::vector<Id> children;
+    for (std::size_t k = 0; k < variant.bindings.size(); ++k) {
+      const InputBinding& b = variant.bindings[k];
+      switch (b.source) {
+        case InputSource::Matched: {
+          Id x = g.find(s[variant.inputs[k]]);
+          for (std::size_t t = 0; t < b.chain.size(); ++t) x = undo_step(g, context, x, b.chain[t], input_dims[k][t]);
+          children.push_back(x);
+          break;
+        }
+        case InputSource::Zero: children.push_back(zeros(g, context, Shape(b.dtype, leaf_dims[k]))); break;
+        case InputSource::Undefined:
+          children.push_back(g.add(make_undefined(context.attributes, Shape(b.dtype, leaf_dims[k])), {}));
+          break;
+      }
+    }
+    Id x = g.add(make_pii(context.attributes, info.instruction, alpha), children);
+    for (std::size_t t = 0; t < variant.root_chain.size(); ++t) x = undo_step(g, context, x, variant.root_chain[t], root_dims[t]);
+    if (!g.data(g.find(x)).type.same_type(g.data(g.find(cls)).type)) return std::nullopt;  // a semantics inconsistency
+    return x;
+  }
   // The alpha values this match implies, if it is a valid use of the instruction.
   static std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& info, const SelectionContext& context,
                                                               const isa::Instruction& inst, const TensorGraph& g, Id cls,
@@ -395,7 +527,17 @@ class Generator {
     return ok;
   }
 
+
  private:
+  // An add whose operand `zero_operand` is a pure movement chain from input `input`.
+  struct ZeroCandidate {
+    std::size_t add = 0;
+    int kept_operand = 0;   // operand position of the other summand, which the searcher matches
+    std::size_t input = 0;  // parameter number bound to zeros
+  };
+
+  const std::vector<hlo::Instruction>& instructions() const { return module_.entry_computation().instructions; }
+
   // The operand a possibly-identity node equals when it is an identity, or -1.
   static int identity_operand(const hlo::Instruction& i) {
     switch (i.opcode) {
@@ -410,17 +552,23 @@ class Generator {
     }
   }
 
+  void count_uses() {
+    uses_full_.assign(instructions().size(), 0);
+    for (const auto& i : instructions())
+      for (int o : i.operands) ++uses_full_[static_cast<std::size_t>(o)];
+  }
+
   // forced_: identity nodes always skipped; optional_: nodes skipped in some searchers (at most
   // 4, so at most 16 searchers).
   void classify_identities() {
-    const auto& instructions = module_.entry_computation().instructions;
-    forced_.assign(instructions.size(), false);
+    const auto& ins = instructions();
+    forced_.assign(ins.size(), false);
     optional_.clear();
-    for (std::size_t at = 0; at < instructions.size(); ++at) {
-      const hlo::Instruction& i = instructions[at];
+    for (std::size_t at = 0; at < ins.size(); ++at) {
+      const hlo::Instruction& i = ins[at];
       const int k = identity_operand(i);
       if (k < 0 || i.shape.is_tuple) continue;
-      const hlo::Instruction& o = instructions[static_cast<std::size_t>(i.operands[static_cast<std::size_t>(k)])];
+      const hlo::Instruction& o = ins[static_cast<std::size_t>(i.operands[static_cast<std::size_t>(k)])];
       if (o.shape.is_tuple || o.shape.dtype != i.shape.dtype || o.shape.dims.size() != i.shape.dims.size()) continue;
       bool possible = true, literal_equal = true;
       for (std::size_t d = 0; d < i.shape.dims.size(); ++d) {
@@ -434,77 +582,240 @@ class Generator {
     }
   }
 
-  // The reshapes a peeled searcher leaves out (see the header comment): the ROOT reshape, and a
-  // reshape that is the only use of a parameter with a literal shape.
-  void classify_peelable() {
-    const hlo::Computation& entry = module_.entry_computation();
-    const auto& instructions = entry.instructions;
-    peelable_.clear();
-    std::vector<int> uses(instructions.size(), 0);
-    for (const auto& i : instructions)
-      for (int o : i.operands) ++uses[static_cast<std::size_t>(o)];
-    for (std::size_t at = 0; at < instructions.size(); ++at) {
-      const hlo::Instruction& i = instructions[at];
-      if (i.opcode != hlo::Opcode::Reshape || i.operands.size() != 1 || i.shape.is_tuple || forced_[at]) continue;
-      const hlo::Instruction& o = instructions[static_cast<std::size_t>(i.operands[0])];
-      if (o.shape.is_tuple) continue;
-      const bool root = static_cast<int>(at) == entry.root && o.opcode != hlo::Opcode::Parameter;
-      bool literal_input = o.opcode == hlo::Opcode::Parameter && uses[static_cast<std::size_t>(i.operands[0])] == 1;
-      for (std::size_t d = 0; literal_input && d < o.shape.dims.size(); ++d)
-        literal_input = d >= o.dimension_expressions.size() || o.dimension_expressions[d].empty();
-      if (root || literal_input) peelable_.push_back(at);
+  // Adds one of whose summands is a pure chain of single-use movement (or always-identity)
+  // nodes from a single-use input: the accumulate-from-zero searchers skip them (at most 2).
+  void classify_zero_candidates() {
+    const auto& ins = instructions();
+    zero_.clear();
+    for (std::size_t at = 0; at < ins.size() && zero_.size() < 2; ++at) {
+      const hlo::Instruction& i = ins[at];
+      if (i.opcode != hlo::Opcode::Add || i.operands.size() != 2 || i.shape.is_tuple) continue;
+      // zero is add's neutral element for integers and (up to the sign of zero) floats
+      if (!is_integer(i.shape.dtype) && !is_float(i.shape.dtype)) continue;
+      for (int j = 0; j < 2 && zero_.size() < 2; ++j) {
+        auto c = static_cast<std::size_t>(i.operands[static_cast<std::size_t>(j)]);
+        while (uses_full_[c] == 1) {
+          const hlo::Instruction& x = ins[c];
+          if (x.opcode == hlo::Opcode::Parameter) {
+            zero_.push_back(ZeroCandidate{at, 1 - j, static_cast<std::size_t>(x.parameter_number)});
+            break;
+          }
+          if (is_movement(x)) c = static_cast<std::size_t>(x.operands[0]);
+          else if (forced_[c]) c = static_cast<std::size_t>(x.operands[static_cast<std::size_t>(identity_operand(x))]);
+          else break;
+        }
+      }
     }
+  }
+
+  // The skipped nodes of one searcher; false when the choice is contradictory (two zero
+  // summands of one add).
+  bool choose_skips(std::size_t mask, std::size_t zero_mask) {
+    const auto& ins = instructions();
+    skip_ = forced_;
+    skip_operand_.assign(ins.size(), 0);
+    for (std::size_t at = 0; at < ins.size(); ++at)
+      if (forced_[at]) skip_operand_[at] = identity_operand(ins[at]);
+    for (std::size_t b = 0; b < optional_.size(); ++b)
+      if (mask & (std::size_t{1} << b)) {
+        skip_[optional_[b]] = true;
+        skip_operand_[optional_[b]] = identity_operand(ins[optional_[b]]);
+      }
+    zero_input_.assign(inst_.inputs.size(), false);
+    for (std::size_t z = 0; z < zero_.size(); ++z) {
+      if (!(zero_mask & (std::size_t{1} << z))) continue;
+      if (skip_[zero_[z].add]) return false;
+      skip_[zero_[z].add] = true;
+      skip_operand_[zero_[z].add] = zero_[z].kept_operand;
+      if (zero_[z].input < zero_input_.size()) zero_input_[zero_[z].input] = true;
+    }
+    return true;
+  }
+
+  std::size_t resolve(std::size_t at) const {
+    const auto& ins = instructions();
+    for (std::size_t guard = 0; skip_[at] && guard <= ins.size(); ++guard)
+      at = static_cast<std::size_t>(ins[at].operands[static_cast<std::size_t>(skip_operand_[at])]);
+    return at;
+  }
+
+  // Uses and (single) users of the nodes a searcher reaches once its skipped nodes are removed.
+  void compute_effective() {
+    const auto& ins = instructions();
+    const std::size_t n = ins.size();
+    top0_ = resolve(static_cast<std::size_t>(module_.entry_computation().root));
+    uses_.assign(n, 0);
+    user_.assign(n, -1);
+    reached_.assign(n, false);
+    std::vector<std::size_t> stack{top0_};
+    reached_[top0_] = true;
+    while (!stack.empty()) {
+      const std::size_t at = stack.back();
+      stack.pop_back();
+      for (int o : ins[at].operands) {
+        const std::size_t r = resolve(static_cast<std::size_t>(o));
+        ++uses_[r];
+        user_[r] = static_cast<int>(at);
+        if (!reached_[r]) {
+          reached_[r] = true;
+          stack.push_back(r);
+        }
+      }
+    }
+  }
+
+  void clear_peel() {
+    const std::size_t n = instructions().size();
+    root_chain_.clear();
+    chain_top_.assign(n, -1);
+    in_peel_.assign(n, false);
+    input_chain_.assign(inst_.inputs.size(), {});
+    top_ = top0_;
+    entry_ = static_cast<std::size_t>(module_.entry_computation().root);
+  }
+
+  using Built = std::optional<std::pair<TensorPattern, IsaPatternVariant>>;
+
+  Built build_plain() {
+    compute_effective();
+    clear_peel();
+    return build_variant();
+  }
+
+  // The peeled searcher: the longest root chain (then with no input peeling) whose remaining
+  // pattern still determines alpha. Nothing when nothing can be peeled.
+  Built build_peeled() {
+    const auto& ins = instructions();
+    compute_effective();
+    std::vector<std::size_t> chain;
+    for (std::size_t r = top0_; is_movement(ins[r]);) {
+      const std::size_t o = resolve(static_cast<std::size_t>(ins[r].operands[0]));
+      if (ins[o].opcode == hlo::Opcode::Parameter || uses_[o] != 1) break;
+      chain.push_back(r);
+      r = o;
+    }
+    std::optional<Undetermined> last;
+    for (int with_inputs = 1; with_inputs >= 0; --with_inputs)
+      for (std::size_t len = chain.size() + 1; len-- > 0;) {
+        clear_peel();
+        root_chain_.assign(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(len));
+        for (std::size_t r : root_chain_) {
+          in_peel_[r] = true;
+          entry_ = static_cast<std::size_t>(ins[r].operands[0]);
+          top_ = resolve(entry_);
+        }
+        bool any_input = false;
+        if (with_inputs) any_input = peel_inputs();
+        if (root_chain_.empty() && !any_input) continue;  // that is the plain searcher
+        try {
+          return build_variant();
+        } catch (const Undetermined& u) {
+          last = u;
+        }
+      }
+    if (last) throw Skip{last->reason};
+    return std::nullopt;
+  }
+
+  // Input chains: from each single-use input up through single-use movement nodes, never
+  // taking the pattern's top or a root-chain node. True if any input is peeled.
+  bool peel_inputs() {
+    const auto& ins = instructions();
+    bool any = false;
+    for (std::size_t p = 0; p < ins.size(); ++p) {
+      if (ins[p].opcode != hlo::Opcode::Parameter || !reached_[p] || uses_[p] != 1) continue;
+      const auto k = static_cast<std::size_t>(ins[p].parameter_number);
+      if (k >= input_chain_.size()) continue;
+      std::vector<std::size_t> chain;
+      std::size_t c = p;
+      while (uses_[c] == 1) {
+        const int u = user_[c];
+        if (u < 0) break;
+        const auto user = static_cast<std::size_t>(u);
+        if (user == top_ || in_peel_[user] || !is_movement(ins[user])) break;
+        chain.push_back(user);
+        c = user;
+      }
+      if (chain.empty()) continue;
+      chain_top_[c] = static_cast<int>(k);
+      for (std::size_t x : chain) in_peel_[x] = true;
+      input_chain_[k].assign(chain.rbegin(), chain.rend());
+      any = true;
+    }
+    return any;
+  }
+
+  ChainStep step_of(std::size_t at) const {
+    const hlo::Instruction& i = instructions()[at];
+    ChainStep s;
+    s.node = i.name;
+    s.opcode = i.opcode;
+    if (i.opcode == hlo::Opcode::Transpose) s.permutation = i.dimensions;
+    const TypeCheck operand = type_check(instructions()[resolve(static_cast<std::size_t>(i.operands[0]))]);
+    s.operand_dtype = operand.dtype;
+    s.operand_dims = operand.dims;
+    return s;
+  }
+
+  static std::string variant_key(const IsaPatternVariant& v) {
+    std::string key = v.pattern_text + "|" + fmt::format("{}", fmt::join(v.skipped, ","));
+    for (const auto& b : v.bindings) key += fmt::format("|{}:{}", static_cast<int>(b.source), b.chain.size());
+    return key;
   }
 
   std::pair<TensorPattern, IsaPatternVariant> build_variant() {
     const hlo::Computation& entry = module_.entry_computation();
+    const auto& ins = entry.instructions;
     builder_ = TensorPatternBuilder();
-    refs_.assign(entry.instructions.size(), std::nullopt);
-    texts_.assign(entry.instructions.size(), std::string());
-    slots_.assign(entry.instructions.size(), {std::string(), false});
+    refs_.assign(ins.size(), std::nullopt);
+    texts_.assign(ins.size(), std::string());
+    slots_.assign(ins.size(), {std::string(), false});
     pending_checks_.clear();
+    if (ins[top_].opcode == hlo::Opcode::Parameter || chain_top_[top_] >= 0)
+      throw Skip{"no operator is left once the identities are skipped"};
     IsaPatternVariant variant;
-    variant.input_reshape.assign(inst_.inputs.size(), std::nullopt);
-    int top = entry.root;
-    if (peel_[static_cast<std::size_t>(top)]) {
-      variant.root_peeled = true;
-      top = entry.root_instruction().operands[0];
-    }
-    const egraph::PatternRef root = visit(top);
+    computations_ = 0;
+    const egraph::PatternRef root = visit(static_cast<int>(entry_));
+    // Accumulating from zero is for computations: an add of zero to a bare reinterpretation of
+    // an input would only be a slower copy (vpaddd(0, x), a load through vaddps).
+    if (computations_ == 0 && std::find(zero_input_.begin(), zero_input_.end(), true) != zero_input_.end())
+      throw Skip{"only a movement of an input is left once the zero summand is skipped"};
     TensorPattern pattern = builder_.build(root);
-    variant.pattern_text = texts_[static_cast<std::size_t>(top)];
-    for (std::size_t at = 0; at < skip_.size(); ++at) {
-      if (skip_[at] && refs_[at]) variant.skipped.push_back(entry.instructions[at].name);
-      if (peel_[at] && (refs_[at] || static_cast<int>(at) == entry.root))
-        variant.skipped.push_back(entry.instructions[at].name);
-      if (peel_[at] && refs_[at]) {
-        const hlo::Instruction& param = entry.instructions[static_cast<std::size_t>(entry.instructions[at].operands[0])];
-        const auto k = static_cast<std::size_t>(param.parameter_number);
-        if (k < variant.input_reshape.size()) variant.input_reshape[k] = param.shape.dims;
-      }
-    }
+    variant.pattern_text = texts_[entry_];
+    for (std::size_t at = 0; at < ins.size(); ++at)
+      if ((skip_[at] && refs_[at]) || in_peel_[at]) variant.skipped.push_back(ins[at].name);
+    for (std::size_t r : root_chain_) variant.root_chain.push_back(step_of(r));
     for (auto& [name, check] : pending_checks_) {
       check.slot = pattern.slot(name);
       variant.checks.push_back(check);
     }
     for (std::size_t k = 0; k < inst_.inputs.size(); ++k) {
-      const std::string v = fmt::format("?In{}", k + 1);
-      const auto slot = pattern.find_slot(v);
-      if (!slot) throw Skip{fmt::format("In{} does not occur in the semantics{}", k + 1,
-                                        variant.skipped.empty() ? std::string()
-                                                                : fmt::format(" once {} (an identity) is skipped",
-                                                                              fmt::join(variant.skipped, ", ")))};
-      variant.inputs.push_back(*slot);
+      InputBinding b;
+      const auto slot = pattern.find_slot(fmt::format("?In{}", k + 1));
+      if (slot) {
+        for (std::size_t x : input_chain_[k]) b.chain.push_back(step_of(x));
+        variant.inputs.push_back(*slot);
+      } else {
+        b.source = zero_input_[k] ? InputSource::Zero : InputSource::Undefined;
+        const auto param = std::find_if(ins.begin(), ins.end(), [&](const hlo::Instruction& i) {
+          return i.opcode == hlo::Opcode::Parameter && i.parameter_number == static_cast<std::int64_t>(k);
+        });
+        if (param == ins.end()) throw Skip{fmt::format("In{} is not a parameter of the semantics", k + 1)};
+        const TypeCheck t = type_check(*param);
+        b.dtype = t.dtype;
+        b.dims = t.dims;
+        variant.inputs.push_back(egraph::Var{});
+      }
+      variant.bindings.push_back(std::move(b));
     }
     for (std::size_t a = 0; a < inst_.alpha.size(); ++a) {
       bool bound = false;
       for (const auto& c : variant.checks)
         for (const auto& d : c.dims) bound = bound || d.alpha == static_cast<int>(a);
-      if (!bound) throw Skip{fmt::format("alpha '{}' is not a dimension of any semantics value", inst_.alpha[a])};
+      if (!bound) throw Undetermined{{fmt::format("alpha '{}' is not a dimension of any semantics value", inst_.alpha[a])}};
     }
     return {std::move(pattern), std::move(variant)};
   }
-
   bool is_alpha(std::string_view id) const {
     for (std::string_view a : inst_.alpha)
       if (a == id) return true;
@@ -548,7 +859,7 @@ class Generator {
     egraph::PatternRef ref;
     if (skip_[at]) {
       // An identity: the node is its operand, whose class must also have the node's type.
-      const auto operand = static_cast<std::size_t>(i.operands[static_cast<std::size_t>(identity_operand(i))]);
+      const auto operand = static_cast<std::size_t>(i.operands[static_cast<std::size_t>(skip_operand_[at])]);
       ref = visit(static_cast<int>(operand));
       texts_[at] = texts_[operand];
       slots_[at] = slots_[operand];
@@ -558,11 +869,10 @@ class Generator {
       refs_[at] = ref;
       return ref;
     }
-    if (peel_[at]) {
-      // A peeled input reshape: ?In_k stands for the reshape's class (the applier reshapes it
-      // back to the parameter's type for the Pii).
-      const hlo::Instruction& param = module_.entry_computation().instructions[static_cast<std::size_t>(i.operands[0])];
-      const std::string v = fmt::format("?In{}", param.parameter_number + 1);
+    if (chain_top_[at] >= 0) {
+      // The top of a peeled input chain: ?In_k stands for this node's class (the applier
+      // undoes the chain down to the input's type for the Pii).
+      const std::string v = fmt::format("?In{}", chain_top_[at] + 1);
       ref = builder_.var(v);
       TypeCheck c = type_check(i);
       c.is_capture = false;
@@ -578,6 +888,7 @@ class Generator {
       texts_[at] = v;
       slots_[at] = {v, false};
     } else if (i.opcode == hlo::Opcode::Constant) {
+      ++computations_;
       if (!i.literal) throw Skip{"a constant act cannot hold"};
       const Literal value = *i.literal;
       const SelectionContext* context = &context_;
@@ -597,6 +908,7 @@ class Generator {
       texts_[at] = value.element_count() == 1 ? fmt::format("(constant {})", value.is_tuple() ? 0.0 : value.get_float(0))
                                               : std::string("(constant ...)");
     } else {
+      if (!is_movement(i)) ++computations_;
       const NodeAttributes want = semantic_attributes(module_, i);
       std::vector<egraph::PatternRef> children;
       std::string text = fmt::format("({}{}", hlo::opcode_name(i.opcode), attribute_text(i, want));
@@ -631,15 +943,30 @@ class Generator {
   std::vector<std::string> texts_;
   std::vector<std::pair<std::string, TypeCheck>> pending_checks_;
   std::vector<std::pair<std::string, bool>> slots_;  // per semantics node: slot name, is capture
-  std::vector<bool> forced_, skip_;                   // per semantics node
+  std::vector<int> uses_full_;                        // per semantics node: uses in the semantics
+  std::vector<bool> forced_;                          // per semantics node: always skipped
   std::vector<std::size_t> optional_;                 // possibly-identity nodes
-  std::vector<std::size_t> peelable_;                 // reshapes a peeled searcher leaves out
-  std::vector<bool> peel_;                            // per semantics node, this searcher
+  std::vector<ZeroCandidate> zero_;                   // accumulate-from-zero choices
+  // This searcher: skipped nodes and the operand position each one stands for, zero inputs.
+  std::vector<bool> skip_;
+  std::vector<int> skip_operand_;
+  std::vector<bool> zero_input_;  // per input
+  // This searcher's reachable graph once skipped nodes are removed.
+  std::size_t top0_ = 0;
+  std::vector<int> uses_, user_;
+  std::vector<bool> reached_;
+  // This searcher's peeling: the root chain (from ROOT down), the node the pattern starts at
+  // (entry_, maybe a skipped node) and its resolved top_, input chain tops and members.
+  std::vector<std::size_t> root_chain_;
+  std::size_t entry_ = 0, top_ = 0;
+  std::vector<int> chain_top_;                     // per semantics node: input number, or -1
+  std::vector<bool> in_peel_;                      // per semantics node: in a peeled chain
+  std::vector<std::vector<std::size_t>> input_chain_;  // per input: chain nodes, top first
+  int computations_ = 0;  // non-movement operators the current searcher's pattern holds
   std::shared_ptr<IsaRuleInfo> info_;
 };
 
 }  // namespace isa_rule_detail
-
 // One rule per instruction of context.isa (see the header comment). `context` must outlive the
 // rules (they read its attribute and constant tables).
 inline IsaRuleSet isa_rules(SelectionContext& context) {
@@ -660,10 +987,16 @@ inline IsaRuleSet isa_rules(SelectionContext& context) {
 // A description of one rule: pattern, how alpha is solved, the checks and constraints.
 inline std::string describe(const IsaRuleInfo& info, const isa::Instruction& inst) {
   std::string out = fmt::format("{}:\n  pattern    {}\n", info.name, info.pattern_text);
-  for (std::size_t v = 1; v < info.variants.size(); ++v)
-    out += fmt::format("  or         {}  ({} {})\n", info.variants[v].pattern_text,
-                       info.variants[v].peeled() ? "without" : "when",
-                       fmt::join(info.variants[v].skipped, ", "));
+  for (std::size_t v = 1; v < info.variants.size(); ++v) {
+    const IsaPatternVariant& variant = info.variants[v];
+    std::vector<std::string> inputs;
+    for (std::size_t k = 0; k < variant.bindings.size(); ++k) {
+      if (variant.bindings[k].source == InputSource::Zero) inputs.push_back(fmt::format("In{} = 0", k + 1));
+      if (variant.bindings[k].source == InputSource::Undefined) inputs.push_back(fmt::format("In{} don't care", k + 1));
+    }
+    out += fmt::format("  or         {}  ({} {}{}{})\n", variant.pattern_text, variant.peeled() ? "without" : "when",
+                       fmt::join(variant.skipped, ", "), inputs.empty() ? "" : "; ", fmt::join(inputs, ", "));
+  }
   std::vector<std::string> solved, checked;
   for (const TypeCheck& c : info.checks) {
     for (std::size_t d = 0; d < c.dims.size(); ++d) {

@@ -5,6 +5,9 @@
 //   ConcatH   the identity instruction concat^H inside one buffer
 //   Input     a kernel input, byte-flattened in HBM (a leaf)
 //   Constant  a compile-time constant in HBM (a leaf; the HBM constant pool)
+//   Undefined a don't-care instruction input (a leaf): no producer, no content, no place of its
+//             own; phase 2 leaves its reader's input slice where the reader's address maps put
+//             it (tilestored's old window is the memory it overwrites)
 // Every node knows its output buffer (ISA buffer index), its tensor type and the e-class it
 // was extracted from. Nodes are stored operands-before-users in a canonical order (post-order
 // DFS from the roots, operands in order), so two pii graphs are the same program iff their
@@ -29,7 +32,7 @@
 
 namespace act::select {
 
-enum class PiiNodeKind : std::uint8_t { Pii, SliceH, ConcatH, Input, Constant };
+enum class PiiNodeKind : std::uint8_t { Pii, SliceH, ConcatH, Input, Constant, Undefined };
 
 constexpr std::string_view to_string(PiiNodeKind k) {
   switch (k) {
@@ -38,6 +41,7 @@ constexpr std::string_view to_string(PiiNodeKind k) {
     case PiiNodeKind::ConcatH: return "concat^H";
     case PiiNodeKind::Input: return "input";
     case PiiNodeKind::Constant: return "constant";
+    case PiiNodeKind::Undefined: return "undefined";
   }
   return "?";
 }
@@ -55,7 +59,9 @@ struct PiiNode {
   egraph::Id eclass = egraph::kNoId;   // the e-class it came from (canonical at extraction time)
   std::vector<std::size_t> operands;   // node indices, in operand order (always smaller indices)
 
-  bool is_leaf() const { return kind == PiiNodeKind::Input || kind == PiiNodeKind::Constant; }
+  bool is_leaf() const {
+    return kind == PiiNodeKind::Input || kind == PiiNodeKind::Constant || kind == PiiNodeKind::Undefined;
+  }
   bool is_identity() const { return kind == PiiNodeKind::SliceH || kind == PiiNodeKind::ConcatH; }
 };
 
@@ -212,6 +218,7 @@ class PiiGraph {
       case PiiNodeKind::Pii: return instruction_text(isa, x);
       case PiiNodeKind::Input: return fmt::format("input(param {})", x.index);
       case PiiNodeKind::Constant: return fmt::format("constant(id {})", x.index);
+      case PiiNodeKind::Undefined: return "undefined";
       case PiiNodeKind::SliceH: {
         std::string text = "slice^H([";
         for (std::size_t d = 0; d < x.slice.size(); ++d)

@@ -1,6 +1,7 @@
 // The rule set phase 1 saturates with for one ISA: the IR->IR axioms kept by the filter, one
 // generated IR->ISA rule per instruction, the identity instructions slice^H / concat^H, and the
-// byte view of constants (constant_rules.hpp: constants are HBM leaves, loads read bytes).
+// byte view of constants (constant_rules.hpp: constants are HBM leaves, loads read bytes), and
+// the view rule (view_rules.hpp: equal reinterpretations of one value are one class).
 //
 // Filter (App. B module 2), computed once per ISA to a fixed point over operators:
 //   useful := the operators of the IR->ISA patterns, plus slice and concatenate (identity rules)
@@ -20,6 +21,7 @@
 #include "act/select/constant_rules.hpp"
 #include "act/select/identity_rules.hpp"
 #include "act/select/isa_rules.hpp"
+#include "act/select/view_rules.hpp"
 
 namespace act::select {
 
@@ -28,7 +30,7 @@ struct RuleSet {
   IsaRuleSet isa;                          // infos of the IR->ISA rules (its `rules` is moved out)
   std::vector<AxiomInfo> kept_axioms;      // in rule order
   std::vector<std::string> dropped_axioms; // names
-  std::size_t axiom_count = 0, isa_rule_count = 0, identity_rule_count = 0, constant_rule_count = 0;
+  std::size_t axiom_count = 0, isa_rule_count = 0, identity_rule_count = 0, constant_rule_count = 0, view_rule_count = 0;
 };
 
 // Indices of the axioms the filter keeps (see the header comment), ascending.
@@ -56,8 +58,9 @@ inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axio
 }
 
 // All rules for context.isa; `filter` = false keeps every axiom. The rules keep a pointer to
-// `context`.
-inline RuleSet rule_set(SelectionContext& context, bool filter = true) {
+// `context`. The view rule costs a view computation per movement node, so it is included only
+// when `views` (see wants_view_rule).
+inline RuleSet rule_set(SelectionContext& context, bool filter = true, bool views = true) {
   RuleSet set;
   set.isa = isa_rules(context);
   std::vector<Axiom> axioms = ir_axiom_set(context);
@@ -91,7 +94,25 @@ inline RuleSet rule_set(SelectionContext& context, bool filter = true) {
     set.rules.push_back(std::move(r));
     ++set.constant_rule_count;
   }
+  if (views) {
+    set.rules.push_back(view_canonical_rule(context));
+    ++set.view_rule_count;
+    if (auto movement = movement_instruction_rule(context)) {
+      set.rules.push_back(std::move(*movement));
+      ++set.view_rule_count;
+    }
+  }
   return set;
+}
+
+// The view rule pays off when bytes are reordered: a kernel input or output is tiled or not
+// row-major, or a buffer's unit is a 2-D register tile (AMX: a tile is 16 rows of 64 bytes,
+// written and read through reshapes and transposes of HBM rows).
+inline bool wants_view_rule(const isa::IsaView& isa, bool kernel_reorders_bytes) {
+  if (kernel_reorders_bytes) return true;
+  for (const auto& b : isa.buffers)
+    if (b.unit_dims.size() >= 2) return true;
+  return false;
 }
 
 // `act rules --isa NAME`: the generated IR->ISA rules with their conditions, the identity rules,
@@ -110,7 +131,7 @@ inline std::string describe_rules(const isa::IsaView& isa) {
   const std::size_t identity_begin = set.axiom_count + set.isa_rule_count;
   for (std::size_t r = identity_begin; r < identity_begin + set.identity_rule_count; ++r)
     out += fmt::format("  {}\n", set.rules[r].name());
-  out += "\nconstant rules:\n";
+  out += "\nconstant and view rules:\n";
   for (std::size_t r = identity_begin + set.identity_rule_count; r < set.rules.size(); ++r)
     out += fmt::format("  {}\n", set.rules[r].name());
   out += "\nIR->IR axioms kept:\n";

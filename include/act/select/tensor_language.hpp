@@ -8,6 +8,10 @@
 //             alpha values fixed (attributes.alpha) and beta unknown; children are its inputs
 //   SliceH    the identity instruction slice^H inside buffer attributes.index (attributes.slice)
 //   ConcatH   the identity instruction concat^H inside buffer attributes.index (attributes.dimensions[0])
+//   Undefined a value nobody reads (attributes.dtype/shape): the don't-care input of an
+//             instruction whose result does not depend on it (tilestored's old memory window
+//             when the stored rows cover it). IR->ISA rules create it; it is never part of a
+//             kernel's semantics, and phase 2 gives it no producer (isa_rules.hpp, alloc/).
 // Attributes are interned in a NodeAttributesTable so an e-node is three small integers and
 // hashing and comparing e-nodes never touches vectors.
 #pragma once
@@ -32,7 +36,7 @@
 
 namespace act::select {
 
-enum class NodeKind : std::uint8_t { Operator, Input, Constant, Pii, SliceH, ConcatH };
+enum class NodeKind : std::uint8_t { Operator, Input, Constant, Pii, SliceH, ConcatH, Undefined };
 
 constexpr std::string_view to_string(NodeKind k) {
   switch (k) {
@@ -42,6 +46,7 @@ constexpr std::string_view to_string(NodeKind k) {
     case NodeKind::Pii: return "pii";
     case NodeKind::SliceH: return "slice^H";
     case NodeKind::ConcatH: return "concat^H";
+    case NodeKind::Undefined: return "undefined";
   }
   return "?";
 }
@@ -126,6 +131,7 @@ inline constexpr std::uint32_t kInputDiscriminant = 512;
 inline constexpr std::uint32_t kConstantDiscriminant = 513;
 inline constexpr std::uint32_t kSliceHDiscriminant = 514;
 inline constexpr std::uint32_t kConcatHDiscriminant = 515;
+inline constexpr std::uint32_t kUndefinedDiscriminant = 516;
 inline constexpr std::uint32_t kPiiDiscriminantBase = 1024;
 
 struct TensorLanguage {
@@ -143,6 +149,7 @@ struct TensorLanguage {
       case NodeKind::Constant: return kConstantDiscriminant;
       case NodeKind::SliceH: return kSliceHDiscriminant;
       case NodeKind::ConcatH: return kConcatHDiscriminant;
+      case NodeKind::Undefined: return kUndefinedDiscriminant;
       case NodeKind::Pii: return kPiiDiscriminantBase + static_cast<std::uint32_t>(op.opcode);
     }
     return 0;
@@ -166,6 +173,13 @@ inline TensorOp make_constant(NodeAttributesTable& table, std::int64_t constant_
   a.dtype = type.dtype;
   a.shape = type.dims;
   return TensorOp{NodeKind::Constant, hlo::Opcode::Constant, table.intern(a)};
+}
+// A don't-care value of the given type (see NodeKind::Undefined).
+inline TensorOp make_undefined(NodeAttributesTable& table, const Shape& type) {
+  NodeAttributes a;
+  a.dtype = type.dtype;
+  a.shape = type.dims;
+  return TensorOp{NodeKind::Undefined, hlo::Opcode::Parameter, table.intern(a)};
 }
 // The instruction index doubles as the `opcode` field so the discriminant can tell
 // instructions apart (Opcode is 8 bits: at most 256 instructions per ISA).

@@ -2,7 +2,8 @@
 // every child class take the e-node `choose(class)` names. Shared classes become one
 // instruction (a DAG). Input nodes become parameters u8[bytes] (parameter k ↔ inputs[k]),
 // Constant nodes constants from the ConstantTable, Operators the HLO instruction with the class
-// type, SliceH/ConcatH plain slice/concatenate. Pii nodes are not expanded (Unsupported).
+// type, SliceH/ConcatH plain slice/concatenate. Pii and Undefined nodes are not expanded
+// (Unsupported).
 #pragma once
 
 #include <algorithm>
@@ -104,6 +105,9 @@ struct Converter {
         return emit(std::move(instr));
       case NodeKind::Pii:
         throw Error(ErrorKind::Unsupported, "term_to_hlo: pii nodes are not expanded");
+      case NodeKind::Undefined:
+        // Only a Pii reads it (a don't-care input), and Pii nodes are not expanded either.
+        throw Error(ErrorKind::Unsupported, "term_to_hlo: an undefined (don't-care) value has no HLO form");
       case NodeKind::Operator: break;
     }
     instr.opcode = op.opcode;

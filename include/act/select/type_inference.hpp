@@ -318,6 +318,7 @@ inline Shape infer_type(const SelectionContext& context, const TensorOp& op, std
       if (a.shape.size() != 1 || a.shape[0] < 0) fail(op, "an input needs one byte count");
       return Shape(DType::u8, a.shape);
     case NodeKind::Constant:
+    case NodeKind::Undefined:
       expect_children(op, children, 0);
       return Shape(a.dtype, a.shape);
     case NodeKind::Pii: return pii_type(context, op, a, children);

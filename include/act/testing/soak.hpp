@@ -87,14 +87,15 @@ struct SoakOptions {
   int verify_trials = 3;
   std::optional<std::filesystem::path> save;  // where failures go
   int shrink_steps = 60;                      // compiles the shrinker may spend per failure
+  double shrink_seconds = 0;                  // wall-clock per failure (first compile included); 0: 10 x timeout
   bool shrink_not_found = true;               // shrink completeness failures too (complete mode)
   RandomKernelOptions kernel;
   RandomProgramOptions program;
   // Called after every kernel (serialised), e.g. for a progress line.
   std::function<void(const struct SoakCounts&)> progress;
   // > 0: each kernel runs in a forked child that is killed after this many seconds and counted
-  // as timed out. A safety net: phase 1's extractor does not check the compile timeout inside one
-  // enumeration level, so a compile can overrun its budget by minutes (see docs/soak.md).
+  // as timed out. Optional safety net: compiles stop on their timeout (the extractor reads the
+  // deadline inside a level too), but a hang anywhere else would otherwise stall the soak.
   double hang_seconds = 0;
   std::size_t first_index = 0;  // kernels first_index .. first_index + kernels - 1 (to rerun one)
   // Called with each kernel's text before it is compiled (from the worker thread).
@@ -157,7 +158,8 @@ struct SoakResult {
 
 // Shrinks `kernel` while `still_fails` holds: replaces one entry instruction by an operand of
 // the same shape, or by a new parameter of its shape, then drops what the root no longer
-// reaches. Greedy, root first; at most `max_steps` calls of the predicate.
+// reaches. Greedy, root first; at most `max_steps` calls of the predicate. Never shrinks to a
+// kernel whose root is a parameter (nothing left to compile).
 inline hlo::Module shrink_kernel(hlo::Module kernel, const std::function<bool(const hlo::Module&)>& still_fails, int max_steps) {
   int steps = 0;
   bool progress = true;
@@ -190,6 +192,9 @@ inline hlo::Module shrink_kernel(hlo::Module kernel, const std::function<bool(co
         candidate.entry_result_layout.reset();
         candidate.entry_parameter_layouts.reset();
         remove_dead_code(candidate, false);
+        // A kernel that returns an input computes nothing: it "fails" for its own reason (act does
+        // not copy inputs to outputs), not the one being shrunk.
+        if (e.instructions[static_cast<std::size_t>(e.root)].opcode == hlo::Opcode::Parameter) continue;
         if (hlo::print_module(candidate) == hlo::print_module(kernel)) continue;
         ++steps;
         bool fails = false;
@@ -290,8 +295,10 @@ inline SoakRecord run_one(const isa::IsaView& isa, const KernelTraits& traits, c
   std::optional<hlo::Module> shrunk;
   if (rec.outcome == SoakOutcome::Miscompiled || o.shrink_not_found) {
     const SoakOutcome target = rec.outcome;
-    // In a child process the shrinker stops early enough not to be killed with the record.
-    const double shrink_budget = o.hang_seconds > 0 ? o.hang_seconds - 2 * o.timeout_seconds - 2 : 1e300;
+    // Bounded, so a kernel that times out cannot hold the soak for shrink_steps x timeout; in a
+    // child process the shrinker also stops early enough not to be killed with the record.
+    double shrink_budget = o.shrink_seconds > 0 ? o.shrink_seconds : 10 * o.timeout_seconds;
+    if (o.hang_seconds > 0) shrink_budget = std::min(shrink_budget, o.hang_seconds - 2 * o.timeout_seconds - 2);
     auto still_fails = [&](const hlo::Module& m) {
       if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > shrink_budget) return false;
       std::string msg;

@@ -1,0 +1,393 @@
+// Views: values that only move or reinterpret the bytes of one base value.
+//
+// reshape, transpose, slice and bitcast-convert never compute: every element of their result is
+// `w` consecutive bytes (w = the result's element width) of their operand's row-major bytes.
+// Following such operators down to a base value gives a ByteView: the result type and, per
+// result element (row-major), the byte offset of its first byte in the base. Two chains over the
+// same base with the same type and offsets are the same value, however they are written
+// (reshape∘transpose∘reshape against slice∘transpose, K1's tiled B against tdpbusd's VNNI read).
+//
+// canonical_view() writes one fixed chain for a (base, view), so hash-consing makes equal views
+// one e-class (view_rules.hpp), and instruction rules can ask for "the bytes [a, b) of this base
+// as s8[1,16,64]" and get the class everything else reaches too. The chain is:
+//   slice(base) to the bounding box of the bytes the view reads (omitted when it is all of base)
+//   bitcast-convert to the view's element type when that is narrower than the base's
+//   reshape -> transpose -> reshape that permutes units (the narrower of the two widths) when
+//     the view reads them out of order (omitted when in order)
+//   reshape to the view's dims (plus the unit count per element when the view's type is wider)
+//   bitcast-convert to the view's element type (when it differs)
+// Views whose bytes do not tile a box of the base exactly once, or whose unit permutation is not
+// a transposition of mixed-radix digits, have no canonical chain (nullopt): no union, no harm.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <vector>
+
+#include "act/core/dtype.hpp"
+#include "act/core/shape.hpp"
+#include "act/select/tensor_graph.hpp"
+
+namespace act::select {
+
+// Larger views are not followed (the offsets are explicit).
+inline constexpr std::int64_t kMaxViewElements = std::int64_t{1} << 16;
+
+struct ByteView {
+  Shape type;                        // element type and dims of the view
+  std::vector<std::int64_t> offset;  // per element, row-major: first byte in the base
+  friend bool operator==(const ByteView&, const ByteView&) = default;
+};
+
+inline bool is_movement(const TensorOp& op) {
+  if (op.kind != NodeKind::Operator) return false;
+  switch (op.opcode) {
+    case hlo::Opcode::Reshape:
+    case hlo::Opcode::Transpose:
+    case hlo::Opcode::Slice:
+    case hlo::Opcode::BitcastConvert: return true;
+    default: return false;
+  }
+}
+
+namespace view_detail {
+
+inline std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& dims) {
+  std::vector<std::int64_t> s(dims.size(), 1);
+  for (std::size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
+  return s;
+}
+
+// For every index of `dims` (row-major): base + sum_d index[d] * step[d].
+inline std::vector<std::int64_t> odometer(const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& step,
+                                          std::int64_t base) {
+  std::int64_t n = 1;
+  for (auto d : dims) n *= d;
+  std::vector<std::int64_t> out;
+  if (n <= 0) return out;
+  out.reserve(static_cast<std::size_t>(n));
+  std::vector<std::int64_t> index(dims.size(), 0);
+  std::int64_t value = base;
+  for (std::int64_t i = 0; i < n; ++i) {
+    out.push_back(value);
+    for (std::size_t d = dims.size(); d-- > 0;) {
+      if (++index[d] < dims[d]) {
+        value += step[d];
+        break;
+      }
+      value -= step[d] * (dims[d] - 1);
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+inline std::int64_t width(DType t) { return byte_width(t); }
+
+}  // namespace view_detail
+
+// The base's own view of itself.
+inline ByteView identity_view(const Shape& type) {
+  ByteView v{Shape(type.dtype, type.dims), {}};
+  const std::int64_t w = view_detail::width(type.dtype);
+  const std::int64_t n = type.element_count();
+  v.offset.resize(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
+  for (std::int64_t i = 0; i < n; ++i) v.offset[static_cast<std::size_t>(i)] = i * w;
+  return v;
+}
+
+// The view of `op(in)` with result type `out`, given the view `in` of its operand; nullopt when
+// the result is not a view (a bitcast-convert that glues non-adjacent bytes) or is too large.
+inline std::optional<ByteView> apply_movement(const SelectionContext& ctx, const TensorOp& op, const Shape& out,
+                                              const ByteView& in) {
+  using namespace view_detail;
+  if (!is_movement(op) || out.is_tuple || out.element_count() > kMaxViewElements) return std::nullopt;
+  const NodeAttributes& a = ctx.attributes_of(op);
+  ByteView v{Shape(out.dtype, out.dims), {}};
+  switch (op.opcode) {
+    case hlo::Opcode::Reshape:
+      if (out.element_count() != in.type.element_count() || out.dtype != in.type.dtype) return std::nullopt;
+      v.offset = in.offset;
+      return v;
+    case hlo::Opcode::Transpose: {
+      const auto& perm = a.dimensions;
+      if (perm.size() != in.type.dims.size() || out.dims.size() != perm.size()) return std::nullopt;
+      const auto in_strides = row_major_strides(in.type.dims);
+      std::vector<std::int64_t> step(perm.size());
+      for (std::size_t i = 0; i < perm.size(); ++i) {
+        if (perm[i] < 0 || static_cast<std::size_t>(perm[i]) >= perm.size()) return std::nullopt;
+        step[i] = in_strides[static_cast<std::size_t>(perm[i])];
+      }
+      for (std::int64_t i : odometer(out.dims, step, 0)) v.offset.push_back(in.offset[static_cast<std::size_t>(i)]);
+      return v;
+    }
+    case hlo::Opcode::Slice: {
+      const auto& ranges = a.slice;
+      if (ranges.size() != in.type.dims.size() || out.dims.size() != ranges.size()) return std::nullopt;
+      const auto in_strides = row_major_strides(in.type.dims);
+      std::vector<std::int64_t> step(ranges.size());
+      std::int64_t base = 0;
+      for (std::size_t d = 0; d < ranges.size(); ++d) {
+        base += ranges[d].start * in_strides[d];
+        step[d] = ranges[d].stride * in_strides[d];
+      }
+      for (std::int64_t i : odometer(out.dims, step, base)) {
+        if (i < 0 || i >= static_cast<std::int64_t>(in.offset.size())) return std::nullopt;
+        v.offset.push_back(in.offset[static_cast<std::size_t>(i)]);
+      }
+      return v;
+    }
+    case hlo::Opcode::BitcastConvert: {
+      const std::int64_t wi = width(in.type.dtype), wo = width(out.dtype);
+      if (wi <= 0 || wo <= 0) return std::nullopt;
+      if (wi == wo) {
+        v.offset = in.offset;
+      } else if (wo < wi) {
+        const std::int64_t k = wi / wo;
+        v.offset.reserve(in.offset.size() * static_cast<std::size_t>(k));
+        for (std::int64_t o : in.offset)
+          for (std::int64_t j = 0; j < k; ++j) v.offset.push_back(o + j * wo);
+      } else {
+        const std::int64_t k = wo / wi;
+        if (in.offset.size() % static_cast<std::size_t>(k) != 0) return std::nullopt;
+        for (std::size_t i = 0; i < in.offset.size(); i += static_cast<std::size_t>(k)) {
+          for (std::int64_t j = 1; j < k; ++j)
+            if (in.offset[i + static_cast<std::size_t>(j)] != in.offset[i] + j * wi) return std::nullopt;
+          v.offset.push_back(in.offset[i]);
+        }
+      }
+      if (static_cast<std::int64_t>(v.offset.size()) != out.element_count()) return std::nullopt;
+      return v;
+    }
+    default: return std::nullopt;
+  }
+}
+
+// A base class and the view of some class over it.
+struct ClassView {
+  egraph::Id base = egraph::kNoId;
+  ByteView view;
+};
+
+// Views of class `cls` over the bases reached by following movement nodes down (in node order,
+// at most `limit` of them, `depth` operators deep; a class on the current path is not entered
+// again, so cycles end). The class itself with its identity view is always the last entry.
+inline void class_views(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls, int depth, std::size_t limit,
+                        std::vector<egraph::Id>& path, std::vector<ClassView>& out) {
+  cls = g.find(cls);
+  const Shape& type = g.data(cls).type;
+  if (type.is_tuple || type.element_count() > kMaxViewElements) return;
+  path.push_back(cls);
+  if (depth > 0) {
+    for (egraph::Id n : g.eclass(cls).nodes) {
+      if (out.size() >= limit) break;
+      const auto node = g.node(n);
+      if (!is_movement(node.op) || node.children.size() != 1) continue;
+      const egraph::Id child = g.find(node.children[0]);
+      if (std::find(path.begin(), path.end(), child) != path.end()) continue;
+      std::vector<ClassView> below;
+      class_views(g, ctx, child, depth - 1, limit, path, below);
+      for (auto& cv : below) {
+        if (out.size() >= limit) break;
+        if (auto v = apply_movement(ctx, node.op, type, cv.view)) out.push_back(ClassView{cv.base, std::move(*v)});
+      }
+    }
+  }
+  path.pop_back();
+  if (out.size() < limit || out.empty()) out.push_back(ClassView{cls, identity_view(type)});
+}
+
+inline std::vector<ClassView> class_views(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls,
+                                          int depth = 8, std::size_t limit = 6) {
+  std::vector<egraph::Id> path;
+  std::vector<ClassView> out;
+  class_views(g, ctx, cls, depth, limit, path, out);
+  return out;
+}
+
+namespace view_detail {
+
+struct Digit {
+  std::int64_t radix = 1;
+  std::int64_t stride = 1;
+};
+
+// `unit` (a permutation of [0, n)) as a transposition of mixed-radix digits: the digits of the
+// output index, least significant first, each with its stride in the source; nullopt otherwise.
+inline std::optional<std::vector<Digit>> digits_of(const std::vector<std::int64_t>& unit) {
+  const auto n = static_cast<std::int64_t>(unit.size());
+  if (n == 0 || unit[0] != 0) return std::nullopt;
+  std::vector<Digit> digits;
+  std::int64_t place = 1;
+  while (place < n) {
+    const std::int64_t s = unit[static_cast<std::size_t>(place)];
+    if (s <= 0) return std::nullopt;
+    std::int64_t r = 1;
+    while (place * r < n && unit[static_cast<std::size_t>(place * r)] == r * s) ++r;
+    if (r < 2 || n % (place * r) != 0) return std::nullopt;
+    digits.push_back(Digit{r, s});
+    place *= r;
+  }
+  // Check every unit, and that the strides are a mixed radix of the source.
+  for (std::int64_t f = 0; f < n; ++f) {
+    std::int64_t rest = f, at = 0;
+    for (const Digit& d : digits) {
+      at += (rest % d.radix) * d.stride;
+      rest /= d.radix;
+    }
+    if (at != unit[static_cast<std::size_t>(f)]) return std::nullopt;
+  }
+  std::vector<Digit> sorted = digits;
+  std::sort(sorted.begin(), sorted.end(), [](const Digit& x, const Digit& y) { return x.stride > y.stride; });
+  if (sorted.back().stride != 1) return std::nullopt;
+  for (std::size_t i = 0; i + 1 < sorted.size(); ++i)
+    if (sorted[i].stride != sorted[i + 1].stride * sorted[i + 1].radix) return std::nullopt;
+  return digits;
+}
+
+}  // namespace view_detail
+
+// What canonical_view() would build, as plain data (tests print and compare it).
+struct CanonicalChain {
+  std::vector<hlo::SliceRange> box;           // empty: the whole base
+  std::optional<DType> narrow_to;             // bitcast-convert of the box first
+  std::vector<std::int64_t> source_radices;   // empty: units already in order
+  std::vector<std::int64_t> permutation;      // transpose of the source digits
+  std::vector<std::int64_t> final_dims;       // reshape to these (view dims, plus units per element)
+  std::optional<DType> widen_or_cast_to;      // final bitcast-convert
+};
+
+// The canonical chain of `view` over a base of type `base`, or nullopt (see the header comment).
+inline std::optional<CanonicalChain> canonical_chain(const Shape& base, const ByteView& view) {
+  using namespace view_detail;
+  const std::int64_t wx = width(base.dtype), wv = width(view.type.dtype);
+  if (wx <= 0 || wv <= 0 || base.is_tuple || view.offset.empty()) return std::nullopt;
+  const std::int64_t base_bytes = base.element_count() * wx;
+  const std::size_t rank = base.dims.size();
+  const auto strides = row_major_strides(base.dims);
+  // Bounding box of the base elements the view reads. Views of HBM bytes (rank 1) are the
+  // common case and need no index arithmetic.
+  std::vector<std::int64_t> lo(base.dims), hi(rank, -1);
+  auto touch = [&](std::int64_t element) {
+    if (rank == 1) {
+      lo[0] = std::min(lo[0], element);
+      hi[0] = std::max(hi[0], element);
+      return;
+    }
+    for (std::size_t d = 0; d < rank; ++d) {
+      const std::int64_t i = (element / strides[d]) % base.dims[d];
+      lo[d] = std::min(lo[d], i);
+      hi[d] = std::max(hi[d], i);
+    }
+  };
+  for (std::int64_t o : view.offset) {
+    if (o < 0 || o + wv > base_bytes) return std::nullopt;
+    const std::int64_t first = o / wx, last = (o + wv - 1) / wx;
+    touch(first);
+    for (std::int64_t e = first + 1; e <= last; ++e) touch(e);
+  }
+  std::vector<std::int64_t> box_dims(rank);
+  std::int64_t box_elements = 1;
+  for (std::size_t d = 0; d < rank; ++d) {
+    box_dims[d] = hi[d] - lo[d] + 1;
+    box_elements *= box_dims[d];
+  }
+  const std::int64_t box_bytes = box_elements * wx;
+  if (box_bytes != static_cast<std::int64_t>(view.offset.size()) * wv) return std::nullopt;
+  const auto box_strides = row_major_strides(box_dims);
+  auto relative = [&](std::int64_t byte) {  // position of a base byte in the box's row-major bytes
+    if (rank == 1) return byte - lo[0] * wx;
+    const std::int64_t e = byte / wx;
+    std::int64_t r = 0;
+    for (std::size_t d = 0; d < rank; ++d) r += ((e / strides[d]) % base.dims[d] - lo[d]) * box_strides[d];
+    return r * wx + byte % wx;
+  };
+  // Units of the narrower width, in view order, as positions in the box (each exactly once).
+  const std::int64_t g = std::min(wx, wv);
+  std::vector<std::int64_t> unit;
+  unit.reserve(static_cast<std::size_t>(box_bytes / g));
+  std::vector<std::uint8_t> seen(static_cast<std::size_t>(box_bytes / g), 0);
+  for (std::int64_t o : view.offset) {
+    for (std::int64_t t = 0; t < wv; t += g) {
+      const std::int64_t r = relative(o + t);
+      if (r % g != 0) return std::nullopt;
+      const auto u = static_cast<std::size_t>(r / g);
+      if (seen[u]) return std::nullopt;
+      seen[u] = 1;
+      unit.push_back(r / g);
+    }
+  }
+  CanonicalChain c;
+  bool whole = true;
+  for (std::size_t d = 0; d < rank; ++d) whole = whole && box_dims[d] == base.dims[d];
+  if (!whole)
+    for (std::size_t d = 0; d < rank; ++d) c.box.push_back(hlo::SliceRange{lo[d], hi[d] + 1, 1});
+  DType unit_type = base.dtype;
+  if (wv < wx) {
+    c.narrow_to = view.type.dtype;
+    unit_type = view.type.dtype;
+  }
+  bool in_order = true;
+  for (std::size_t i = 0; i < unit.size(); ++i) in_order = in_order && unit[i] == static_cast<std::int64_t>(i);
+  if (!in_order) {
+    const auto digits = digits_of(unit);
+    if (!digits) return std::nullopt;
+    std::vector<std::size_t> by_stride(digits->size());
+    std::iota(by_stride.begin(), by_stride.end(), std::size_t{0});
+    std::sort(by_stride.begin(), by_stride.end(),
+              [&](std::size_t x, std::size_t y) { return (*digits)[x].stride > (*digits)[y].stride; });
+    for (std::size_t i : by_stride) c.source_radices.push_back((*digits)[i].radix);
+    // Output digits, most significant first: the last found digit is the most significant.
+    for (std::size_t k = digits->size(); k-- > 0;) {
+      const auto at = std::find(by_stride.begin(), by_stride.end(), k) - by_stride.begin();
+      c.permutation.push_back(at);
+    }
+  }
+  c.final_dims = view.type.dims;
+  if (wv > g) c.final_dims.push_back(wv / g);
+  if (unit_type != view.type.dtype) c.widen_or_cast_to = view.type.dtype;
+  return c;
+}
+
+// Builds the canonical chain of `view` over class `base` in the e-graph and returns its class,
+// or nullopt when the view has none.
+inline std::optional<egraph::Id> canonical_view(TensorGraph& g, SelectionContext& ctx, egraph::Id base,
+                                                const ByteView& view) {
+  const Shape base_type = g.data(base).type;
+  const auto chain = canonical_chain(base_type, view);
+  if (!chain) return std::nullopt;
+  using hlo::Opcode;
+  egraph::Id at = g.find(base);
+  auto current = [&] { return g.data(at).type; };
+  auto reshape = [&](const std::vector<std::int64_t>& dims) {
+    if (current().dims == dims) return;
+    NodeAttributes a;
+    a.shape = dims;
+    at = g.add(make_operator(ctx.attributes, Opcode::Reshape, a), {at});
+  };
+  auto bitcast = [&](DType to) {
+    NodeAttributes a;
+    a.dtype = to;
+    at = g.add(make_operator(ctx.attributes, Opcode::BitcastConvert, a), {at});
+  };
+  if (!chain->box.empty()) {
+    NodeAttributes a;
+    a.slice = chain->box;
+    at = g.add(make_operator(ctx.attributes, Opcode::Slice, a), {at});
+  }
+  if (chain->narrow_to) bitcast(*chain->narrow_to);
+  if (!chain->source_radices.empty()) {
+    reshape(chain->source_radices);
+    NodeAttributes a;
+    a.dimensions = chain->permutation;
+    at = g.add(make_operator(ctx.attributes, Opcode::Transpose, a), {at});
+  }
+  reshape(chain->final_dims);
+  if (chain->widen_or_cast_to) bitcast(*chain->widen_or_cast_to);
+  if (!g.data(at).type.same_type(view.type)) return std::nullopt;  // cannot happen; never unite mismatched types
+  return at;
+}
+
+}  // namespace act::select
