@@ -492,3 +492,79 @@ TEST_CASE("AMX: the paper's K2 compiles to oneDNN's 9 instructions", "[amx][pape
   CHECK(r.count("tdpbusd") == 2);
   CHECK(r.count("tilestored") == 2);
 }
+
+// ---- AVX-512 (issue 5): broadcasts, outer products, the paper's K3 and K4 --------------------
+
+TEST_CASE("type inference: a size-1 operand dim may broadcast to any size (XLA broadcast-in-dim)") {
+  SelectionContext c = amx_context();
+  NodeAttributes a;
+  a.shape = {3, 16};
+  a.dimensions = {0, 1};
+  const TensorOp bc = make_operator(c.attributes, Opcode::Broadcast, a);
+  const Shape row(DType::f32, {1, 16});
+  const Shape* one_row[] = {&row};
+  CHECK(infer_type(c, bc, one_row).same_type(Shape(DType::f32, {3, 16})));
+  const Shape two_rows(DType::f32, {2, 16});  // size 2 cannot become 3
+  const Shape* bad[] = {&two_rows};
+  CHECK_THROWS_AS(infer_type(c, bc, bad), Error);
+  const Shape col(DType::f32, {3, 1});  // the minor dim repeated
+  const Shape* one_col[] = {&col};
+  CHECK(infer_type(c, bc, one_col).same_type(Shape(DType::f32, {3, 16})));
+}
+
+TEST_CASE("AVX-512: one zmm row is loaded and stored") {
+  auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/zmm_copy.hlo");
+  ACT_REQUIRE_VERIFIED(r);
+  REQUIRE(r.size() == 2);
+  CHECK(r.program().instructions[0].name == "vmovupsz");
+  CHECK(r.program().instructions[1].name == "vmovupsz_store");
+  CHECK(r.program().instructions[1].attributes[1] == 64);  // the output follows the 64-byte input
+}
+
+TEST_CASE("AVX-512: two rows multiplied: a load, a multiply with a memory operand, a store") {
+  auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/zmm_mul.hlo");
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.size() == 3);
+  CHECK(r.count("vmulpsz") + r.count("vmulps") == 1);
+  CHECK(r.count("vmovupsz_store") == 1);
+}
+
+TEST_CASE("AVX-512: a row times a scalar uses a broadcast from memory") {
+  auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/zmm_scale.hlo");
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.size() == 3);
+  CHECK(r.count("vbroadcastssl") == 1);
+  CHECK(r.count("vmulpsz") + r.count("vmulps") == 1);
+  CHECK(r.count("vmovupsz_store") == 1);
+}
+
+TEST_CASE("AVX-512: an outer product (dot over a size-1 dim) is broadcast-multiply-store per row") {
+  auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/zmm_outer.hlo");
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.size() == 6);  // per scalar: one broadcast, one multiply, one store
+  CHECK(r.count("vbroadcastssl") == 2);
+  CHECK(r.count("vmovupsz_store") == 2);
+  for (const auto& a : attributes_of(r.program(), "vbroadcastssl")) CHECK((a[1] == 64 || a[1] == 68));
+}
+
+// K3/K4: out[i, j] = B[i, 0] * A[j] in 16-float tiles. The fewest instructions the ISA allows:
+// one store and one multiply per output row of 16 (A's rows read as vmulpsz memory operands)
+// and one broadcast per distinct B[i, 0]. oneDNN's listings: 100 and 107.
+TEST_CASE("AVX-512: the paper's K3 compiles to 70 instructions (oneDNN: 100)", "[amx][paper]") {
+  auto r = testing::compile_and_verify<isa::Amx>(std::string(ACT_SHARED_DIR) + "/kernels/paper/k3_mem_format_avx.hlo",
+                                                 generous());
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.size() == 70);
+  CHECK(r.count("vbroadcastssl") == 14);   // B[0..13, 0]
+  CHECK(r.count("vmovupsz_store") == 28);  // 14 rows x 2 tiles of 16
+  CHECK(r.count("vmulpsz") + r.count("vmulps") + r.count("vfmadd231ps") == 28);
+}
+
+TEST_CASE("AVX-512: the paper's K4 compiles to 56 instructions (oneDNN: 107)", "[amx][paper]") {
+  auto r = testing::compile_and_verify<isa::Amx>(std::string(ACT_SHARED_DIR) + "/kernels/paper/k4_sgemm_avx.hlo", generous());
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.size() == 56);
+  CHECK(r.count("vbroadcastssl") == 8);    // B[0..7, 0]
+  CHECK(r.count("vmovupsz_store") == 24);  // 8 rows x 3 tiles of 16
+  CHECK(r.count("vmulpsz") + r.count("vmulps") + r.count("vfmadd231ps") == 24);
+}

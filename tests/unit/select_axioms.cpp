@@ -283,10 +283,12 @@ std::map<std::string, Generator> generators() {
     s.slice(r, rr);
   };
   m["slice-of-broadcast"] = [](Instance& s, const AxiomInfo&) {
-    const Id x = s.leaf(s.dtype(), s.dims(1, 2, 6));
+    // Sometimes a size-1 operand dim that the broadcast repeats (XLA broadcast-in-dim).
+    const Id x = s.leaf(s.dtype(), s.coin() ? Dims{1} : s.dims(1, 2, 6));
+    const auto n = s.type(x).dims[0] == 1 ? s.pick(1, 5) : s.type(x).dims[0];
     NodeAttributes a;
     a.dimensions = {s.pick(0, 1)};
-    a.shape = a.dimensions[0] == 0 ? Dims{s.type(x).dims[0], s.pick(1, 5)} : Dims{s.pick(1, 5), s.type(x).dims[0]};
+    a.shape = a.dimensions[0] == 0 ? Dims{n, s.pick(1, 5)} : Dims{s.pick(1, 5), n};
     const Id bc = s.op(Opcode::Broadcast, a, {x});
     s.slice(bc, s.ranges(a.shape));
   };
@@ -468,10 +470,81 @@ std::map<std::string, Generator> generators() {
   };
   m["broadcast-as-dot"] = [](Instance& s, const AxiomInfo&) {
     const Id x = s.leaf(s.dtype(), s.dims(1));
+    // Sometimes a repeated size-1 operand dim, which the rule must leave alone.
+    const auto n = s.type(x).dims[0] == 1 ? s.pick(1, 4) : s.type(x).dims[0];
     NodeAttributes a;
     a.dimensions = {s.pick(0, 1)};
-    a.shape = a.dimensions[0] == 0 ? Dims{s.type(x).dims[0], s.pick(1, 4)} : Dims{s.pick(1, 4), s.type(x).dims[0]};
+    a.shape = a.dimensions[0] == 0 ? Dims{n, s.pick(1, 4)} : Dims{s.pick(1, 4), n};
     s.op(Opcode::Broadcast, a, {x});
+  };
+  m["clamp-as-min-max"] = [](Instance& s, const AxiomInfo&) {
+    // Bounds of the operand's shape or scalars; lo > hi sometimes (clamp is then hi everywhere).
+    const DType t = s.dtype();
+    const Dims d = s.dims(2, 1, 4);
+    const Id lo = s.leaf(t, s.coin() ? Dims{} : d), x = s.leaf(t, d), hi = s.leaf(t, s.coin() ? Dims{} : d);
+    s.op(Opcode::Clamp, NodeAttributes{}, {lo, x, hi});
+  };
+  m["dot-unit-contracting-as-multiply"] = [](Instance& s, const AxiomInfo&) {
+    // [M,1] x [1,N] with the unit contracting dim on either side of each operand.
+    const DType t = s.dtype();
+    const auto M = s.pick(1, 5), N = s.pick(1, 5);
+    const bool lhs_first = s.coin(), rhs_first = s.coin();
+    hlo::DotDimensions d;
+    d.lhs_contracting = {lhs_first ? 0 : 1};
+    d.rhs_contracting = {rhs_first ? 0 : 1};
+    const Id a = s.leaf(t, lhs_first ? Dims{1, M} : Dims{M, 1});
+    const Id b = s.leaf(t, rhs_first ? Dims{1, N} : Dims{N, 1});
+    s.dot(a, b, d, t);
+  };
+  m["broadcast-drop-unit-dims"] = [](Instance& s, const AxiomInfo&) {
+    // x:[1,n] or [n,1] into a rank-3 result, unit dims repeated or kept.
+    const auto n = s.pick(1, 4);
+    const Dims x_dims = s.coin() ? Dims{1, n} : Dims{n, 1};
+    const Id x = s.leaf(s.dtype(), x_dims);
+    Dims p = s.permutation(3);
+    NodeAttributes a;
+    a.dimensions = {p[0], p[1]};
+    a.shape = s.dims(3, 1, 4);
+    for (std::size_t k = 0; k < 2; ++k)
+      if (x_dims[k] != 1) a.shape[static_cast<std::size_t>(p[k])] = x_dims[k];
+    s.op(Opcode::Broadcast, a, {x});
+  };
+  m["transpose-of-broadcast"] = [](Instance& s, const AxiomInfo&) {
+    const Id x = s.leaf(s.dtype(), s.dims(s.coin() ? 1 : 2, 1, 4));
+    const auto rank = s.type(x).rank();
+    Dims p = s.permutation(3);
+    NodeAttributes a;
+    a.dimensions.assign(p.begin(), p.begin() + rank);
+    a.shape = s.dims(3, 1, 4);
+    for (std::int64_t k = 0; k < rank; ++k)
+      if (s.type(x).dims[static_cast<std::size_t>(k)] != 1 || s.coin())
+        a.shape[static_cast<std::size_t>(p[static_cast<std::size_t>(k)])] = s.type(x).dims[static_cast<std::size_t>(k)];
+    s.transpose(s.op(Opcode::Broadcast, a, {x}), s.permutation(3));
+  };
+  m["reshape-of-broadcast"] = [](Instance& s, const AxiomInfo&) {
+    NodeAttributes a;
+    if (s.coin()) {  // a scalar (or [1]) broadcast, reshaped any way
+      const Id x = s.leaf(s.dtype(), s.coin() ? Dims{} : Dims{1});
+      a.shape = s.dims(2, 1, 4);
+      a.dimensions = s.type(x).rank() == 0 ? Dims{} : Dims{s.pick(0, 1)};
+      const Id bc = s.op(Opcode::Broadcast, a, {x});
+      const auto n = a.shape[0] * a.shape[1];
+      s.reshape(bc, s.coin() ? Dims{n} : Dims{a.shape[1], a.shape[0]});
+      return;
+    }
+    // x:[n] into [m,n] or [n,m], then size-1 dims inserted or removed.
+    const auto n = s.pick(2, 4), m = s.pick(1, 3);
+    const Id x = s.leaf(s.dtype(), {n});
+    const bool first = s.coin();
+    a.dimensions = {first ? 0 : 1};
+    a.shape = first ? Dims{n, m} : Dims{m, n};
+    const Id bc = s.op(Opcode::Broadcast, a, {x});
+    Dims r;
+    for (auto d : a.shape) {
+      if (s.coin()) r.push_back(1);
+      if (d != 1) r.push_back(d);
+    }
+    s.reshape(bc, r);
   };
   m["reduce-as-dot"] = [](Instance& s, const AxiomInfo&) {
     const DType t = s.dtype();

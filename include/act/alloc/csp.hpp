@@ -625,6 +625,12 @@ class CspSolver {
                          ? "the allocation CSP is unsatisfiable whatever the schedule (CSP1-3 alone conflict)"
                          : fmt::format("the allocation CSP is unsatisfiable; an unsat core needs {} of {} interference edges",
                                        result.core.size(), interference.size());
+    if (!result.core.empty()) {
+      std::vector<std::string> edges;
+      for (std::size_t k = 0; k < result.core.size() && k < 4; ++k)
+        edges.push_back(fmt::format("%{}-%{}", result.core[k].first, result.core[k].second));
+      result.message += fmt::format(" ({})", fmt::join(edges, ", "));
+    }
   }
 
   z3::context ctx_;

@@ -111,8 +111,7 @@ class CandidateStream {
     stats_.init_seconds = backend_detail::seconds_since(t0);
     stats_.initial_enodes = state_->graph.num_nodes();
     const auto t1 = Clock::now();
-    state_->rules = select::rule_set(state_->context, true,
-                                     select::wants_view_rule(state_->context.isa, state_->init.reorders_bytes));
+    state_->rules = select::rule_set(state_->context);
     stats_.rule_set_seconds = backend_detail::seconds_since(t1);
     stats_.rules = state_->rules.rules.size();
     select::ExplorerOptions explorer = options_.explorer;

@@ -260,6 +260,38 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         }));
   }
 
+  // rewrites.md DOT-11 then DOT-2 (TensorRight dot/rule04): a dot whose contracting dims all
+  // have size 1 is an outer product: multiply(broadcast(a'), broadcast(b')) where a', b' are the
+  // operands' free dims (reshape drops the size-1 contracting dims, order kept). Exact when the
+  // operands already have the result type: each output is one product, rounded once either way
+  // (0 + p == p, -0 becoming +0 aside). No batch dims.
+  out.push_back(make_axiom(
+      ctx, info("dot-unit-contracting-as-multiply", D, {Opcode::Dot}, {Opcode::Multiply, Opcode::Broadcast, Opcode::Reshape},
+                false, "rewrites.md DOT-11 + DOT-2 (TensorRight dot/rule04)"),
+      dot_pattern(),
+      [](const View& v) {
+        const DotMatch m = read_dot(v);
+        if (!m.dims.lhs_batch.empty() || m.ta.dtype != m.result || m.tb.dtype != m.result || m.result == DType::pred)
+          return false;
+        for (auto d : m.dims.lhs_contracting)
+          if (m.ta.dims[static_cast<std::size_t>(d)] != 1) return false;
+        return true;  // rhs contracting sizes equal lhs's (type inference checked it)
+      },
+      [](const View& v, Build& b) -> std::optional<Id> {
+        const DotMatch m = read_dot(v);
+        const Shape& t = v.root_type();
+        Dims a_free, b_free;
+        for (auto d : m.lhs_free) a_free.push_back(m.ta.dims[static_cast<std::size_t>(d)]);
+        for (auto d : m.rhs_free) b_free.push_back(m.tb.dims[static_cast<std::size_t>(d)]);
+        NodeAttributes ba, bb;
+        ba.shape = bb.shape = t.dims;
+        ba.dimensions = iota_dims(a_free.size());
+        for (std::size_t k = 0; k < b_free.size(); ++k) bb.dimensions.push_back(static_cast<std::int64_t>(a_free.size() + k));
+        const Id x = b.op(Opcode::Broadcast, ba, {b.reshape(m.a, a_free)});
+        const Id y = b.op(Opcode::Broadcast, bb, {b.reshape(m.b, b_free)});
+        return b.op(Opcode::Multiply, NodeAttributes{}, {x, y});
+      }));
+
   // ---- operators expressed as a dot with a constant (issue 3; App. C completeness) ----------
   const auto R = AxiomFamily::Reduction;
   // broadcast<{0}>(x:[n]) to [n,m] → dot(reshape(x,[n,1]), ones[1,m]); broadcast<{1}> to [m,n]
@@ -271,7 +303,10 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
                   "issue 3: broadcast as a dot with ones"),
         pb.build(pb.op(op_is(Opcode::Broadcast), {pb.var("?x")}, "outer")),
         [](const View& v) {
-          return v.type("?x").rank() == 1 && v.root_type().rank() == 2 && v.type("?x").dtype != DType::pred;
+          // The operand dim must map exactly (not a repeated size-1 dim) for the reshape to fit.
+          const Shape& x = v.type("?x");
+          return x.rank() == 1 && v.root_type().rank() == 2 && x.dtype != DType::pred &&
+                 x.dims[0] == v.root_type().dims[static_cast<std::size_t>(v.attr("outer").dimensions[0])];
         },
         [](const View& v, Build& b) -> std::optional<Id> {
           const Shape t = v.root_type();

@@ -136,6 +136,30 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
     }
   }
 
+  // rewrites.md MAX-6 / MIN-6 (TensorRight clamp/rule02, rule03) reversed, and XLA's definition
+  // of clamp: clamp(lo, x, hi) → minimum(maximum(x, lo), hi), in that operand order (maximum's
+  // lhs wins ties, which decides the sign of a zero result). Scalar bounds are broadcast.
+  {
+    TensorPatternBuilder pb;
+    out.push_back(make_axiom(
+        ctx,
+        AxiomInfo{"clamp-as-min-max", E, "clamp-as-min-max", {Opcode::Clamp}, {Opcode::Maximum, Opcode::Minimum, Opcode::Broadcast},
+                  false, "rewrites.md MAX-6, MIN-6 (reversed); XLA operation semantics of Clamp"},
+        pb.build(pb.op(op_is(Opcode::Clamp), {pb.var("?lo"), pb.var("?x"), pb.var("?hi")}, "outer")),
+        [](const View& v) { return v.type("?x").dtype != DType::pred; },
+        [](const View& v, Build& b) -> std::optional<Id> {
+          const Dims dims = v.type("?x").dims;  // a copy: adding nodes may move the class data
+          const auto fit = [&](Id bound) {
+            if (Dims(b.g.data(bound).type.dims) == dims) return bound;
+            NodeAttributes a;  // a scalar bound (type inference allows no other shape)
+            a.shape = dims;
+            return b.op(Opcode::Broadcast, a, {bound});
+          };
+          const Id lo = fit(v.cls("?lo")), hi = fit(v.cls("?hi"));
+          return b.op(Opcode::Minimum, NodeAttributes{}, {b.op(Opcode::Maximum, NodeAttributes{}, {v.cls("?x"), lo}), hi});
+        }));
+  }
+
   // Commutativity and associativity (rewrites.md ADD-3 / TensorRight add/rule04; CAT-style
   // re-association is left to backoff). Float add/multiply re-association rounds differently.
   for (Opcode f : {Opcode::Add, Opcode::Multiply, Opcode::Maximum, Opcode::Minimum}) {

@@ -273,8 +273,14 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
                              const Dims D = v.attr("inner").dimensions;
                              const auto o = v.attr("outer").slice;
                              const Dims result = v.root_type().dims;
+                             const Dims& x = v.type("?x").dims;
                              std::vector<hlo::SliceRange> r;
-                             for (auto d : D) r.push_back(o[static_cast<std::size_t>(d)]);
+                             for (std::size_t k = 0; k < D.size(); ++k) {
+                               const auto& q = o[static_cast<std::size_t>(D[k])];
+                               // A size-1 operand dim that the broadcast repeats keeps its one row.
+                               if (x[k] == 1) r.push_back({0, range_count(q) == 0 ? 0 : 1, 1});
+                               else r.push_back(q);
+                             }
                              const Id sliced = b.slice(v.cls("?x"), r);
                              NodeAttributes a;
                              a.shape = result;
@@ -387,6 +393,83 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         return std::is_sorted(D.begin(), D.end()) && product(v.attr("outer").shape) == product(v.type("?x").dims);
       },
       [](const View& v, Build& b) -> std::optional<Id> { return b.reshape(v.cls("?x"), v.attr("outer").shape); }));
+  // rewrites.md BC-8: broadcast<D>(x) → broadcast<D'>(reshape(x)) with x's size-1 dims dropped
+  // (a size-1 operand dim contributes index 0 whatever its result dim's size).
+  out.push_back(make_axiom(
+      ctx, info("broadcast-drop-unit-dims", AxiomFamily::Reduction, {Opcode::Broadcast}, {Opcode::Broadcast, Opcode::Reshape},
+                "rewrites.md BC-8"),
+      single(Opcode::Broadcast), [](const View& v) { return contains(v.type("?x").dims, 1); },
+      [](const View& v, Build& b) -> std::optional<Id> {
+        const Dims& x = v.type("?x").dims;
+        const Dims& D = v.attr("outer").dimensions;
+        Dims kept, D2;
+        for (std::size_t k = 0; k < x.size(); ++k)
+          if (x[k] != 1) kept.push_back(x[k]), D2.push_back(D[k]);
+        NodeAttributes a;
+        a.shape = v.attr("outer").shape;
+        a.dimensions = D2;
+        return b.op(Opcode::Broadcast, a, {b.reshape(v.cls("?x"), kept)});
+      }));
+  // TensorRight broadcast/rule03 (BC-6 for transpose), generalised from scalars to any operand:
+  // transpose<p>(broadcast<D>(x)) → broadcast<D'>(x), D'[k] = p⁻¹[D[k]] (result dim j is p[j]).
+  out.push_back(make_axiom(
+      ctx, info("transpose-of-broadcast", AxiomFamily::Reduction, {Opcode::Transpose, Opcode::Broadcast}, {Opcode::Broadcast},
+                "TensorRight broadcast/rule03, generalised; rewrites.md BC-6"),
+      stacked(Opcode::Transpose, Opcode::Broadcast), {},
+      [](const View& v, Build& b) -> std::optional<Id> {
+        const Dims& p = v.attr("outer").dimensions;
+        Dims inverse(p.size());
+        for (std::size_t j = 0; j < p.size(); ++j) inverse[static_cast<std::size_t>(p[j])] = static_cast<std::int64_t>(j);
+        NodeAttributes a;
+        a.shape = v.root_type().dims;
+        for (auto d : v.attr("inner").dimensions) a.dimensions.push_back(inverse[static_cast<std::size_t>(d)]);
+        return b.op(Opcode::Broadcast, a, {v.cls("?x")});
+      }));
+  // rewrites.md BC-6 (reshape of a broadcast scalar) and BC-3 (reversed): reshape(broadcast<D>(x))
+  // → broadcast<D'>(reshape(x)) when the reshape only inserts or removes size-1 dims (any reshape
+  // if x has no dim above 1); x's size-1 dims are dropped, its other dims follow their result
+  // dims to their new positions.
+  out.push_back(make_axiom(
+      ctx, info("reshape-of-broadcast", AxiomFamily::Reduction, {Opcode::Reshape, Opcode::Broadcast},
+                {Opcode::Broadcast, Opcode::Reshape}, "rewrites.md BC-6, BC-3 (reversed)"),
+      stacked(Opcode::Reshape, Opcode::Broadcast),
+      [](const View& v) {
+        const Dims& x = v.type("?x").dims;
+        if (std::all_of(x.begin(), x.end(), [](std::int64_t n) { return n == 1; })) return true;
+        const auto non_unit = [](const Dims& d) {
+          Dims r;
+          for (auto n : d)
+            if (n != 1) r.push_back(n);
+          return r;
+        };
+        return non_unit(v.type("?x").dims).size() > 0 && non_unit(v.attr("inner").shape) == non_unit(v.root_type().dims);
+      },
+      [](const View& v, Build& b) -> std::optional<Id> {
+        const Dims& x = v.type("?x").dims;
+        const Dims& old_shape = v.attr("inner").shape;
+        const Dims& new_shape = v.root_type().dims;
+        // The i-th dim above 1 of the broadcast's result is the i-th dim above 1 of the reshape's.
+        std::vector<std::int64_t> new_position(old_shape.size(), -1);
+        for (std::size_t o = 0, n = 0; o < old_shape.size(); ++o) {
+          if (old_shape[o] == 1) continue;
+          while (n < new_shape.size() && new_shape[n] == 1) ++n;
+          if (n >= new_shape.size()) return std::nullopt;
+          new_position[o] = static_cast<std::int64_t>(n++);
+        }
+        const Dims& D = v.attr("inner").dimensions;
+        Dims kept, D2;
+        for (std::size_t k = 0; k < x.size(); ++k) {
+          if (x[k] == 1) continue;
+          const auto to = new_position[static_cast<std::size_t>(D[k])];
+          if (to < 0) return std::nullopt;
+          kept.push_back(x[k]);
+          D2.push_back(to);
+        }
+        NodeAttributes a;
+        a.shape = new_shape;
+        a.dimensions = D2;
+        return b.op(Opcode::Broadcast, a, {b.reshape(v.cls("?x"), kept)});
+      }));
 }
 
 }  // namespace act::select::axiom_detail

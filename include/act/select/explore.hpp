@@ -41,6 +41,7 @@ struct ExplorerOptions {
   std::size_t iterations_per_round = 1;
   std::size_t max_rounds = 24;
   std::size_t max_budget = 1 << 12;    // cap on Γ(k)
+  std::size_t graphs_per_round = 32;   // while the e-graph grows (0: no cap); see next()
   ExtractorOptions extractor;          // max_size is set by the explorer each round
   // The enumeration stops (timed_out()) once this passes: no round starts after it, and each
   // round's extractor gets the earlier of it and extractor.deadline. The runner's own
@@ -75,7 +76,27 @@ class Explorer {
           greedy_pending_ = false;
           if (auto g = extractor_->greedy(); g && seen_.insert(*g)) return g;
         }
-        if (auto g = extractor_->next()) return g;
+        // While the e-graph still grows, a round yields at most graphs_per_round graphs before
+        // the next round rewrites more and offers its greedy graph: many small graphs phase 2
+        // cannot allocate must not starve a larger one the next round can find. Later rounds
+        // enumerate again from size 1 (skipping graphs yielded before), so nothing is lost.
+        const bool capped = growing_ && options_.graphs_per_round > 0 && round_yielded_ >= options_.graphs_per_round;
+        if (!capped) {
+          if (auto g = extractor_->next()) {
+            ++round_yielded_;
+            return g;
+          }
+        }
+        if (capped) {
+          extractor_.reset();
+          if (std::chrono::steady_clock::now() >= until_) {
+            timed_out_ = true;
+            return finish();
+          }
+          if (round_ >= options_.max_rounds) return finish();
+          start_round();
+          continue;
+        }
         const bool exhaustive = extractor_->exhaustive();
         timed_out_ = extractor_->timed_out();
         extractor_.reset();
@@ -139,6 +160,7 @@ class Explorer {
     extractor_options.max_size = budget_;
     extractor_options.deadline = std::min(extractor_options.deadline, until_);
     extractor_.emplace(graph_, context_, roots_, std::move(extractor_options), &seen_);
+    round_yielded_ = 0;
     greedy_pending_ = true;
   }
 
@@ -160,7 +182,8 @@ class Explorer {
   std::size_t budget_ = 0;
   bool growing_ = true;
   std::chrono::steady_clock::time_point until_ = std::chrono::steady_clock::time_point::max();
-  bool greedy_pending_ = false;  // the round's greedy graph is offered before its enumeration
+  bool greedy_pending_ = false;
+  std::size_t round_yielded_ = 0;  // graphs the current round's extractor yielded  // the round's greedy graph is offered before its enumeration
   bool saturated_ = false;
   bool finished_ = false;
   bool timed_out_ = false;

@@ -134,121 +134,107 @@ class Extractor {
   void set_deadline(std::chrono::steady_clock::time_point deadline) { options_.deadline = deadline; }
 
   // A greedy pii graph (egg-style extraction): each request takes the alternative of least
-  // additive cost, nodes counted as if the graph were a tree, and each request becomes one
-  // shared node. Not in the enumeration's order: the explorer offers it before each round's
-  // enumeration as a fast first candidate (K1 on AMX needs 23 nodes; enumerating every smaller
-  // graph first costs seconds). nullopt when some root cannot be produced.
+  // additive cost (nodes counted as if the graph were a tree) and becomes one shared node. Not in
+  // the enumeration's order: the explorer offers it before each round's enumeration as a fast
+  // first candidate (K1 on AMX needs 23 nodes; enumerating every smaller graph first costs
+  // seconds). Two costs per request: any node, or an *owned* one (a Pii, or a concat^H of owned
+  // nodes) -- concat^H places its operands side by side, so they must be storage of their own,
+  // not slice^H views or leaves, and a node fills at most one concat^H slot (a second slot gets
+  // a fresh copy). A root is owned. nullopt when some root cannot be produced.
   std::optional<PiiGraph> greedy() const {
     const std::size_t n = alternatives_.size();
     constexpr double kInf = std::numeric_limits<double>::infinity();
-    std::vector<double> cost(n, kInf);
-    std::vector<const Alternative*> choice(n, nullptr);
+    std::vector<double> any(n, kInf), owned(n, kInf);
+    std::vector<const Alternative*> any_choice(n, nullptr), owned_choice(n, nullptr);
     for (std::uint32_t c = 0; c < classes_.size(); ++c)
-      if (leaves_[c]) cost[key(Request{c, hbm_})] = 0;
-    auto alternative_cost = [&](const Alternative& alt) {
-      double sum = 1;
-      for (Request r : alt.operands) sum += cost[key(r)];
-      return sum;
-    };
+      if (leaves_[c]) any[key(Request{c, hbm_})] = 0;
+    auto is_slice = [&](const Alternative& alt) { return graph_.node(alt.node).op.kind == NodeKind::SliceH; };
     for (bool changed = true; changed;) {
       changed = false;
       for (std::size_t k = 0; k < n; ++k) {
-        if (cost[k] == 0) continue;  // leaves stay leaves
         for (const Alternative& alt : alternatives_[k]) {
-          const double c = alternative_cost(alt);
-          if (c < cost[k]) {
-            cost[k] = c;
-            choice[k] = &alt;
+          double c = 1;
+          for (Request r : alt.operands) c += alt.concat ? owned[key(r)] : any[key(r)];
+          if (c < any[k] && any[k] != 0) {
+            any[k] = c;
+            any_choice[k] = &alt;
+            changed = true;
+          }
+          if (!is_slice(alt) && c < owned[k]) {
+            owned[k] = c;
+            owned_choice[k] = &alt;
             changed = true;
           }
         }
       }
     }
-    // A root is never a leaf: its best instruction alternative.
-    std::vector<const Alternative*> root_choice;
-    for (Request r : root_requests_) {
-      const Alternative* best = nullptr;
-      double best_cost = kInf;
-      for (const Alternative& alt : alternatives_[key(r)]) {
-        const double c = alternative_cost(alt);
-        if (c < best_cost) {
-          best_cost = c;
-          best = &alt;
-        }
-      }
-      if (!best) return std::nullopt;
-      root_choice.push_back(best);
-    }
     std::vector<PiiNode> out;
-    std::vector<std::size_t> node_of(n, std::numeric_limits<std::size_t>::max());
-    // Iterative post-order over the chosen alternatives (a request resolves to one node).
-    auto build = [&](Request top, const Alternative* top_alt) -> std::optional<std::size_t> {
-      struct Item {
-        Request request;
-        const Alternative* alt;
-        std::size_t next = 0;
-      };
-      std::vector<Item> stack{{top, top_alt, 0}};
-      std::vector<std::uint8_t> on_stack(n, 0);
-      std::size_t result = 0;
-      while (!stack.empty()) {
-        Item& it = stack.back();
-        const std::size_t k = key(it.request);
-        if (it.alt && it.next < it.alt->operands.size()) {
-          const Request child = it.alt->operands[it.next++];
-          const std::size_t ck = key(child);
-          if (node_of[ck] != std::numeric_limits<std::size_t>::max()) continue;
-          if (on_stack[ck]) return std::nullopt;  // cannot happen with positive costs
-          if (cost[ck] == kInf) return std::nullopt;
-          on_stack[ck] = 1;
-          stack.push_back(Item{child, cost[ck] == 0 ? nullptr : choice[ck], 0});
-          continue;
-        }
-        PiiNode p;
-        const egraph::Id cls = classes_[it.request.cls];
-        p.eclass = cls;
-        p.buffer = it.request.buffer;
-        p.type = graph_.data(cls).type;
-        if (!it.alt) {
-          const Leaf& leaf = *leaves_[it.request.cls];
-          p.kind = leaf.kind;
-          p.index = leaf.index;
-          if (leaf.node != egraph::kNoId) p.op = graph_.node(leaf.node).op;
-          else p.op = TensorOp{NodeKind::Constant, hlo::Opcode::Constant, 0};
-        } else {
-          const auto view = graph_.node(it.alt->node);
-          const NodeAttributes& a = context_.attributes_of(view.op);
-          p.op = view.op;
-          p.index = a.index;
-          switch (view.op.kind) {
-            case NodeKind::Pii:
-              p.kind = PiiNodeKind::Pii;
-              p.alpha = a.alpha;
-              break;
-            case NodeKind::SliceH:
-              p.kind = PiiNodeKind::SliceH;
-              p.slice = a.slice;
-              break;
-            default:
-              p.kind = PiiNodeKind::ConcatH;
-              p.dimension = a.dimensions.empty() ? -1 : a.dimensions[0];
-              break;
-          }
-          for (Request r : it.alt->operands) p.operands.push_back(node_of[key(r)]);
-        }
-        out.push_back(std::move(p));
-        result = out.size() - 1;
-        if (stack.size() > 1) node_of[k] = result;  // the root's own node is not a shared request
-        on_stack[k] = 0;
-        stack.pop_back();
+    std::vector<std::uint8_t> concat_used;  // per node of `out`: fills a concat^H slot
+    std::vector<std::size_t> memo[2];
+    memo[0].assign(n, std::numeric_limits<std::size_t>::max());
+    memo[1].assign(n, std::numeric_limits<std::size_t>::max());
+    bool failed = false;
+    std::function<std::size_t(Request, bool, bool)> make = [&](Request r, bool want_owned, bool fresh) -> std::size_t {
+      const std::size_t k = key(r);
+      auto& m = memo[want_owned ? 1 : 0];
+      if (!fresh && m[k] != std::numeric_limits<std::size_t>::max()) return m[k];
+      const Alternative* alt = want_owned ? owned_choice[k] : any_choice[k];
+      const bool leaf = !want_owned && any[k] == 0;
+      if ((!alt && !leaf) || failed || out.size() > 100'000) {
+        failed = true;
+        return 0;
       }
-      return result;
+      PiiNode p;
+      const egraph::Id cls = classes_[r.cls];
+      p.eclass = cls;
+      p.buffer = r.buffer;
+      p.type = graph_.data(cls).type;
+      if (leaf) {
+        const Leaf& l = *leaves_[r.cls];
+        p.kind = l.kind;
+        p.index = l.index;
+        if (l.node != egraph::kNoId) p.op = graph_.node(l.node).op;
+        else p.op = TensorOp{NodeKind::Constant, hlo::Opcode::Constant, 0};
+      } else {
+        const auto view = graph_.node(alt->node);
+        const NodeAttributes& a = context_.attributes_of(view.op);
+        p.op = view.op;
+        p.index = a.index;
+        switch (view.op.kind) {
+          case NodeKind::Pii:
+            p.kind = PiiNodeKind::Pii;
+            p.alpha = a.alpha;
+            break;
+          case NodeKind::SliceH:
+            p.kind = PiiNodeKind::SliceH;
+            p.slice = a.slice;
+            break;
+          default:
+            p.kind = PiiNodeKind::ConcatH;
+            p.dimension = a.dimensions.empty() ? -1 : a.dimensions[0];
+            break;
+        }
+        for (Request o : alt->operands) {
+          std::size_t node = make(o, alt->concat, false);
+          if (alt->concat) {
+            concat_used.resize(out.size(), 0);
+            if (!failed && concat_used[node]) node = make(o, true, true);
+            concat_used.resize(out.size(), 0);
+            if (!failed) concat_used[node] = 1;
+          }
+          p.operands.push_back(node);
+        }
+      }
+      if (failed) return 0;
+      out.push_back(std::move(p));
+      const std::size_t index = out.size() - 1;
+      if (!fresh) m[k] = index;
+      return index;
     };
     std::vector<std::size_t> roots;
-    for (std::size_t i = 0; i < root_requests_.size(); ++i) {
-      const auto r = build(root_requests_[i], root_choice[i]);
-      if (!r) return std::nullopt;
-      roots.push_back(*r);
+    for (Request r : root_requests_) {
+      roots.push_back(make(r, true, false));
+      if (failed) return std::nullopt;
     }
     return PiiGraph(std::move(out), roots);
   }

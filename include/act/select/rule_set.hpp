@@ -58,8 +58,7 @@ inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axio
 }
 
 // All rules for context.isa; `filter` = false keeps every axiom. The rules keep a pointer to
-// `context`. The view rule costs a view computation per movement node, so it is included only
-// when `views` (see wants_view_rule).
+// `context`. `views` = false leaves out the view rules (tests of the other rules alone).
 inline RuleSet rule_set(SelectionContext& context, bool filter = true, bool views = true) {
   RuleSet set;
   set.isa = isa_rules(context);
@@ -105,15 +104,6 @@ inline RuleSet rule_set(SelectionContext& context, bool filter = true, bool view
   return set;
 }
 
-// The view rule pays off when bytes are reordered: a kernel input or output is tiled or not
-// row-major, or a buffer's unit is a 2-D register tile (AMX: a tile is 16 rows of 64 bytes,
-// written and read through reshapes and transposes of HBM rows).
-inline bool wants_view_rule(const isa::IsaView& isa, bool kernel_reorders_bytes) {
-  if (kernel_reorders_bytes) return true;
-  for (const auto& b : isa.buffers)
-    if (b.unit_dims.size() >= 2) return true;
-  return false;
-}
 
 // `act rules --isa NAME`: the generated IR->ISA rules with their conditions, the identity rules,
 // and the axioms the filter keeps (and drops).

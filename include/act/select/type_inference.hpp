@@ -192,8 +192,9 @@ inline Shape operator_type(const TensorOp& op, const NodeAttributes& a, std::spa
       expect_children(op, ch, 1);
       const Shape& in = *ch[0];
       bool ok = a.dimensions.size() == in.dims.size() && unique_in_range(a.dimensions, a.shape.size());
+      // XLA's broadcast-in-dim: an operand dim of size 1 may become any size (it is repeated).
       for (std::size_t k = 0; ok && k < a.dimensions.size(); ++k)
-        ok = in.dims[k] == a.shape[static_cast<std::size_t>(a.dimensions[k])];
+        ok = in.dims[k] == 1 || in.dims[k] == a.shape[static_cast<std::size_t>(a.dimensions[k])];
       if (!ok) fail(op, fmt::format("cannot broadcast {} to {} with dimensions={}", to_string(in),
                                     dims_text(a.shape), dims_text(a.dimensions)));
       return Shape(in.dtype, a.shape);
