@@ -287,7 +287,7 @@ TEST_CASE("regression qkv_row_concatenate: a program exists", "[soak][regression
   CHECK(sim::verify(kernel, kQkv, program, 5, 2).ok);
 }
 
-TEST_CASE("regression qkv_row_concatenate: act compile finds it (phase-1 gap, known to fail)", "[soak][regression][!mayfail]") {
+TEST_CASE("regression qkv_row_concatenate: act compile finds it", "[soak][regression]") {
   const hlo::Module kernel = hlo::parse_module(read(regression("qkv_row_concatenate.hlo")));
   codegen::Options o;
   o.timeout = std::chrono::duration<double>(3.0);
@@ -303,11 +303,27 @@ TEST_CASE("regression qkv_row_broadcast: a program exists", "[soak][regression]"
   CHECK(sim::verify(kernel, kQkv, program, 5, 3).ok);
 }
 
-TEST_CASE("regression qkv_row_broadcast: act compile finds it (extraction gap, known to fail)", "[soak][regression][!mayfail]") {
+TEST_CASE("regression qkv_row_broadcast: act compile finds it", "[soak][regression]") {
   const hlo::Module kernel = hlo::parse_module(read(regression("qkv_row_broadcast.hlo")));
   codegen::Options o;
   o.timeout = std::chrono::duration<double>(3.0);
   const codegen::CompileOutcome outcome = Backend<isa::Qkv>().try_compile(kernel, o);
   REQUIRE(outcome);
   CHECK(sim::verify(kernel, kQkv, outcome.result->program, 5, 3).ok);
+}
+
+TEST_CASE("regression qkv_output_fills_d1: a program exists", "[soak][regression]") {
+  const hlo::Module kernel = hlo::parse_module(read(regression("qkv_output_fills_d1.hlo")));
+  const sim::Program program = sim::parse_program(read(regression("qkv_output_fills_d1.asm")), kQkv);
+  CHECK(program.instructions.size() == 18);  // one load_rm, 17 store_rm of row ranges
+  CHECK(sim::verify(kernel, kQkv, program, 5, 4).ok);
+}
+
+TEST_CASE("regression qkv_output_fills_d1: act compile finds it (phase-2 time, known to fail)", "[soak][regression][!mayfail]") {
+  const hlo::Module kernel = hlo::parse_module(read(regression("qkv_output_fills_d1.hlo")));
+  codegen::Options o;
+  o.timeout = std::chrono::duration<double>(3.0);
+  const codegen::CompileOutcome outcome = Backend<isa::Qkv>().try_compile(kernel, o);
+  REQUIRE(outcome);
+  CHECK(sim::verify(kernel, kQkv, outcome.result->program, 5, 4).ok);
 }
