@@ -37,6 +37,8 @@
 #include "act/select/explore.hpp"
 #include "act/select/init.hpp"
 #include "act/select/rule_set.hpp"
+#include "act/select/term_to_hlo.hpp"
+#include "act/hlo/evaluate.hpp"
 #include "act/sim/kernel_image.hpp"
 
 namespace act::codegen {
@@ -120,6 +122,36 @@ class CandidateStream {
       explorer.runner.never_ban.push_back(std::string(state_->rules.rules[r].name()));
     if (explorer.runner.time_limit > options_.timeout) explorer.runner.time_limit = options_.timeout;
     explorer.deadline = std::min(explorer.deadline, deadline);
+    // A constant class without a Constant e-node (a kernel output computed from constants only,
+    // like a broadcast immediate) is folded by evaluating one of its constant-only terms, so it
+    // can be a constant-pool leaf.
+    if (!explorer.extractor.fold_constant) {
+      State* st = state_.get();
+      explorer.extractor.fold_constant = [st](egraph::Id cls) -> std::int64_t {
+        const select::TensorGraph& g = st->graph;
+        // Prefer Constant nodes, then operators over constant classes only (no inputs reached).
+        auto choose = [](const select::TensorGraph& graph, egraph::Id c) {
+          const auto& nodes = graph.eclass(c).nodes;
+          for (egraph::Id n : nodes)
+            if (graph.node(n).op.kind == select::NodeKind::Constant) return n;
+          for (egraph::Id n : nodes) {
+            const auto node = graph.node(n);
+            if (node.op.kind != select::NodeKind::Operator) continue;
+            bool constant = true;
+            for (egraph::Id child : node.children) constant = constant && graph.data(child).is_constant;
+            if (constant) return n;
+          }
+          return nodes.front();
+        };
+        try {
+          const select::TermModule term = select::term_to_hlo(g, st->context, choose(g, g.find(cls)), choose);
+          if (!term.inputs.empty()) return -1;
+          return st->context.constants.intern(hlo::evaluate(term.module, std::span<const Literal>{}));
+        } catch (const Error&) {
+          return -1;
+        }
+      };
+    }
     state_->explorer = std::make_unique<select::Explorer>(state_->graph, state_->context, state_->init.roots,
                                                           state_->rules.rules, std::move(explorer));
   }
