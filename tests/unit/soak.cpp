@@ -12,6 +12,7 @@
 #include "act/hlo/evaluate.hpp"
 #include "act/hlo/parser.hpp"
 #include "act/hlo/printer.hpp"
+#include "act/isa/amx.hpp"
 #include "act/isa/qkv.hpp"
 #include "act/sim/verify.hpp"
 #include "act/testing/random_kernel.hpp"
@@ -23,6 +24,7 @@ namespace {
 using namespace act;
 
 const isa::IsaView kQkv = isa::view<isa::Qkv>();
+const isa::IsaView kAmx = isa::view<isa::Amx>();
 
 std::vector<Literal> random_inputs(const hlo::Module& m, std::uint64_t seed) {
   sim::verify_detail::Random random{seed};
@@ -326,4 +328,40 @@ TEST_CASE("regression qkv_output_fills_d1: act compile finds it (phase-2 time, k
   const codegen::CompileOutcome outcome = Backend<isa::Qkv>().try_compile(kernel, o);
   REQUIRE(outcome);
   CHECK(sim::verify(kernel, kQkv, outcome.result->program, 5, 4).ok);
+}
+
+TEST_CASE("regression amx_row_broadcast_32: a program exists", "[soak][regression]") {
+  const hlo::Module kernel = hlo::parse_module(read(regression("amx_row_broadcast_32.hlo")));
+  const sim::Program program = sim::parse_program(read(regression("amx_row_broadcast_32.asm")), kAmx);
+  CHECK(program.instructions.size() == 33);  // one vmovupsz, 32 vmovupsz_store of the same row
+  CHECK(sim::verify(kernel, kAmx, program, 5, 5).ok);
+}
+
+TEST_CASE("regression amx_row_broadcast_32: act compile finds the row-by-row program", "[soak][regression]") {
+  // The 32-operand concatenate used to enter the e-graph as a 31-deep chain while the output
+  // split stopped at 128-byte pieces: the e-graph hit its node limit before any pii graph.
+  const hlo::Module kernel = hlo::parse_module(read(regression("amx_row_broadcast_32.hlo")));
+  codegen::Options o;
+  o.timeout = std::chrono::duration<double>(5.0);
+  const codegen::CompileOutcome outcome = Backend<isa::Amx>().try_compile(kernel, o);
+  REQUIRE(outcome);
+  CHECK(outcome.result->program.instructions.size() <= 33);
+  CHECK(sim::verify(kernel, kAmx, outcome.result->program, 5, 5).ok);
+}
+
+TEST_CASE("regression amx_immediate_constants: a program exists", "[soak][regression]") {
+  const hlo::Module kernel = hlo::parse_module(read(regression("amx_immediate_constants.hlo")));
+  const sim::Program program = sim::parse_program(read(regression("amx_immediate_constants.asm")), kAmx);
+  CHECK(sim::verify(kernel, kAmx, program, 5, 6).ok);
+}
+
+TEST_CASE("regression amx_immediate_constants: constants computed from constants are folded", "[soak][regression]") {
+  // The broadcast immediates' classes contain reshape(reshape(self)): folding used to pick a
+  // cyclic term, leave the leaf unfolded and phase 2 rejected every pii graph.
+  const hlo::Module kernel = hlo::parse_module(read(regression("amx_immediate_constants.hlo")));
+  codegen::Options o;
+  o.timeout = std::chrono::duration<double>(10.0);
+  const codegen::CompileOutcome outcome = Backend<isa::Amx>().try_compile(kernel, o);
+  REQUIRE(outcome);
+  CHECK(sim::verify(kernel, kAmx, outcome.result->program, 5, 6).ok);
 }

@@ -34,10 +34,10 @@
 #include "act/core/error.hpp"
 #include "act/hlo/module.hpp"
 #include "act/isa/description.hpp"
+#include "act/select/constant_folding.hpp"
 #include "act/select/explore.hpp"
 #include "act/select/init.hpp"
 #include "act/select/rule_set.hpp"
-#include "act/select/term_to_hlo.hpp"
 #include "act/hlo/evaluate.hpp"
 #include "act/sim/kernel_image.hpp"
 
@@ -126,31 +126,8 @@ class CandidateStream {
     // like a broadcast immediate) is folded by evaluating one of its constant-only terms, so it
     // can be a constant-pool leaf.
     if (!explorer.extractor.fold_constant) {
-      State* st = state_.get();
-      explorer.extractor.fold_constant = [st](egraph::Id cls) -> std::int64_t {
-        const select::TensorGraph& g = st->graph;
-        // Prefer Constant nodes, then operators over constant classes only (no inputs reached).
-        auto choose = [](const select::TensorGraph& graph, egraph::Id c) {
-          const auto& nodes = graph.eclass(c).nodes;
-          for (egraph::Id n : nodes)
-            if (graph.node(n).op.kind == select::NodeKind::Constant) return n;
-          for (egraph::Id n : nodes) {
-            const auto node = graph.node(n);
-            if (node.op.kind != select::NodeKind::Operator) continue;
-            bool constant = true;
-            for (egraph::Id child : node.children) constant = constant && graph.data(child).is_constant;
-            if (constant) return n;
-          }
-          return nodes.front();
-        };
-        try {
-          const select::TermModule term = select::term_to_hlo(g, st->context, choose(g, g.find(cls)), choose);
-          if (!term.inputs.empty()) return -1;
-          return st->context.constants.intern(hlo::evaluate(term.module, std::span<const Literal>{}));
-        } catch (const Error&) {
-          return -1;
-        }
-      };
+      auto folder = std::make_shared<select::ConstantFolder>(state_->graph, state_->context);
+      explorer.extractor.fold_constant = [folder](egraph::Id cls) { return (*folder)(cls); };
     }
     state_->explorer = std::make_unique<select::Explorer>(state_->graph, state_->context, state_->init.roots,
                                                           state_->rules.rules, std::move(explorer));
@@ -243,6 +220,7 @@ class CandidateStream {
     stats_.rounds = e.round();
     stats_.budget = e.budget();
     stats_.saturated = e.saturated();
+    if (!e.reports().empty()) stats_.rewrite_stop = std::string(egraph::to_string(e.reports().back().stop_reason));
     stats_.enodes = state_->graph.num_nodes();
     stats_.eclasses = state_->graph.num_classes();
     const select::RuleSet& rules = state_->rules;
@@ -349,12 +327,15 @@ inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaV
   std::string out = fmt::format("no program for kernel '{}' on ISA {} ({} after {:.3f} s of a {:.3f} s budget): ", kernel.name,
                                 isa.name, to_string(s.stop), s.total_seconds, options.timeout.count());
   if (s.pii_graphs == 0) {
-    out += fmt::format(
-        "instruction selection found no pii graph: {} "
-        "({} rewrite iterations over {} rounds, {} e-nodes, e-graph {})",
-        s.stop == StopReason::Timeout ? std::string("none before the timeout")
-                                      : fmt::format("no combination of {} instructions computes the kernel", isa.name),
-        s.iterations, s.rounds, s.enodes, s.saturated ? "saturated" : "not saturated");
+    // Only a saturated e-graph proves that no program exists; a rewriting run cut short by a
+    // limit leaves the question open, and the message says so.
+    std::string why;
+    if (s.stop == StopReason::Timeout) why = "none before the timeout";
+    else if (s.saturated) why = fmt::format("no combination of {} instructions computes the kernel", isa.name);
+    else why = fmt::format("none before rewriting stopped on its {} (a program may still exist)",
+                           s.rewrite_stop.empty() ? std::string("limits") : s.rewrite_stop);
+    out += fmt::format("instruction selection found no pii graph: {} ({} rewrite iterations over {} rounds, {} e-nodes, e-graph {})",
+                       why, s.iterations, s.rounds, s.enodes, s.saturated ? "saturated" : "not saturated");
     return out;
   }
   out += fmt::format("phase 2 could not allocate any of the {} pii graph(s) instruction selection produced ({} schedules tried, "

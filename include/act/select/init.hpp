@@ -121,6 +121,37 @@ inline void split_bytes(TensorGraph& graph, SelectionContext& context, egraph::I
   graph.unite(value, acc);
 }
 
+// concat^H and the concatenate axioms are binary, so an n-ary concatenate enters nested. Equal
+// pieces nest the way split_bytes cuts an output (an odd number m <= 32 of groups chained
+// left to right, each group halved recursively), so a byte piece of the output is the value of
+// one subtree and needs no re-association: a 32-row output written one row per store compiles
+// without the axioms peeling a 31-deep chain. Unequal pieces enter as the left-nested chain
+// concat(concat(a, b), c); the axioms re-associate it when needed.
+inline egraph::Id nest_balanced(TensorGraph& graph, const TensorOp& op, std::span<const egraph::Id> parts) {
+  if (parts.size() == 1) return parts[0];
+  const std::size_t half = parts.size() / 2;
+  return graph.add(op, {nest_balanced(graph, op, parts.first(half)), nest_balanced(graph, op, parts.subspan(half))});
+}
+
+inline egraph::Id nest_concatenate(TensorGraph& graph, const TensorOp& op, const std::vector<egraph::Id>& parts,
+                                   std::int64_t dimension) {
+  const auto extent = [&](egraph::Id id) { return graph.data(id).type.dims.at(static_cast<std::size_t>(dimension)); };
+  bool equal = true;
+  for (const egraph::Id part : parts) equal = equal && extent(part) == extent(parts[0]);
+  std::size_t power = 1;
+  while (parts.size() % (power * 2) == 0) power *= 2;
+  const std::size_t groups = parts.size() / power;
+  if (!equal || groups > 32) {
+    egraph::Id chain = parts[0];
+    for (std::size_t k = 1; k < parts.size(); ++k) chain = graph.add(op, {chain, parts[k]});
+    return chain;
+  }
+  const std::span<const egraph::Id> all(parts);
+  egraph::Id chain = nest_balanced(graph, op, all.first(power));
+  for (std::size_t g = 1; g < groups; ++g)
+    chain = graph.add(op, {chain, nest_balanced(graph, op, all.subspan(g * power, power))});
+  return chain;
+}
 
 using egraph::Id;
 
@@ -363,14 +394,9 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     }
     if (is_operator) op = make_operator(context.attributes, inst.opcode, a);
     try {
-      // concat^H and the concatenate axioms are binary: an n-ary concatenate enters as the
-      // left-nested chain concat(concat(a, b), c) (the axioms re-associate it when needed).
-      while (inst.opcode == Opcode::Concatenate && operands.size() > 2) {
-        const Id pair = graph.add(op, {operands[0], operands[1]});
-        operands.erase(operands.begin(), operands.begin() + 2);
-        operands.insert(operands.begin(), pair);
-      }
-      value[i] = graph.add(op, operands);
+      value[i] = inst.opcode == Opcode::Concatenate && operands.size() > 2
+                     ? init_detail::nest_concatenate(graph, op, operands, inst.dimensions.at(0))
+                     : graph.add(op, operands);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::Internal) throw;
       init_detail::unsupported(inst, fmt::format("does not fit the tensor language: {}", e.message()));
@@ -398,8 +424,17 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   // free), so an instruction that writes part of an output (AMX: tilestored writes 1 KiB of
   // K1's 4 KiB result) can be used without an axiom splitting arbitrary values. Row-major
   // outputs on row-unit ISAs (QKV) are stored whole or split by the axioms, as before.
+  // The split goes deeper when an output is a row concatenate of 2^k equal pieces (k > 4), so
+  // its byte pieces reach the kernel's own pieces (a 32-row output written row by row).
   if (result.reorders_bytes || init_detail::has_tile_unit(context.isa))
-    for (const Id root : result.roots) init_detail::split_bytes(graph, context, root, 4);
+    for (std::size_t r = 0; r < result.roots.size(); ++r) {
+      const hlo::Instruction& producer =
+          root.opcode == Opcode::Tuple ? entry.instructions[static_cast<std::size_t>(root.operands[r])] : root;
+      int depth = 4;
+      if (producer.opcode == Opcode::Concatenate && producer.dimensions == std::vector<std::int64_t>{0})
+        while (depth < 10 && producer.operands.size() % (std::size_t{1} << (depth + 1)) == 0) ++depth;
+      init_detail::split_bytes(graph, context, result.roots[r], depth);
+    }
   graph.rebuild();
   return result;
 }

@@ -1,0 +1,100 @@
+// Folding constant e-classes that hold no Constant e-node into constant-pool entries.
+//
+// A kernel output computed from constants only (the lifted semantics of a broadcast immediate:
+// reduce(broadcast(1)) * 65536 + ...) is a constant class whose members are operators. The
+// extractor can use it as a constant leaf once its value is known, so the folder evaluates one
+// of its constant-only terms with the reference interpreter. The term must be acyclic: an
+// e-class may contain reshape(reshape(itself)), so each class gets the height of its shortest
+// constant-only term (a fixpoint over the e-graph) and the folder always picks a node whose
+// children are strictly lower.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include "act/core/error.hpp"
+#include "act/hlo/evaluate.hpp"
+#include "act/select/tensor_graph.hpp"
+#include "act/select/term_to_hlo.hpp"
+
+namespace act::select {
+
+class ConstantFolder {
+ public:
+  ConstantFolder(const TensorGraph& graph, SelectionContext& context) : graph_(&graph), context_(&context) {}
+
+  // The constant-pool index of the class's value, or -1 when it has no constant-only term or
+  // the interpreter cannot evaluate it.
+  std::int64_t operator()(egraph::Id cls) {
+    refresh();
+    cls = graph_->find(cls);
+    if (!heights_.contains(cls)) return -1;
+    auto choose = [this](const TensorGraph& graph, egraph::Id c) { return lowest_node(graph.find(c)); };
+    try {
+      const TermModule term = term_to_hlo(*graph_, *context_, lowest_node(cls), choose);
+      if (!term.inputs.empty()) return -1;
+      return context_->constants.intern(hlo::evaluate(term.module, std::span<const Literal>{}));
+    } catch (const Error&) {
+      return -1;
+    }
+  }
+
+ private:
+  static constexpr int kNone = -1;
+
+  // Height of the node's constant-only term, or kNone when a child has none.
+  int node_height(egraph::Id node) const {
+    const auto view = graph_->node(node);
+    if (view.op.kind == NodeKind::Constant) return 0;
+    if (view.op.kind != NodeKind::Operator) return kNone;
+    int height = 0;
+    for (egraph::Id child : view.children) {
+      const auto it = heights_.find(graph_->find(child));
+      if (it == heights_.end()) return kNone;
+      height = std::max(height, it->second + 1);
+    }
+    return height;
+  }
+
+  egraph::Id lowest_node(egraph::Id cls) const {
+    const auto& nodes = graph_->eclass(cls).nodes;
+    const auto it = heights_.find(cls);
+    if (it != heights_.end())
+      for (egraph::Id n : nodes)
+        if (node_height(n) == it->second) return n;
+    return nodes.front();
+  }
+
+  // Recomputed whenever the e-graph has changed since the last call (rewriting between rounds).
+  void refresh() {
+    const std::size_t stamp = graph_->num_ids() * 1000003u + graph_->classes().size();
+    if (stamp == stamp_) return;
+    stamp_ = stamp;
+    heights_.clear();
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (egraph::Id c : graph_->classes()) {
+        c = graph_->find(c);
+        if (!graph_->data(c).is_constant) continue;
+        for (egraph::Id n : graph_->eclass(c).nodes) {
+          const int h = node_height(n);
+          if (h == kNone) continue;
+          const auto [it, inserted] = heights_.try_emplace(c, h);
+          if (inserted || h < it->second) {
+            it->second = h;
+            changed = true;
+          }
+        }
+      }
+    }
+  }
+
+  const TensorGraph* graph_;
+  SelectionContext* context_;
+  std::unordered_map<egraph::Id, int> heights_;
+  std::size_t stamp_ = 0;
+};
+
+}  // namespace act::select
