@@ -568,3 +568,23 @@ TEST_CASE("AVX-512: the paper's K4 compiles to 56 instructions (oneDNN: 107)", "
   CHECK(r.count("vmovupsz_store") == 24);  // 8 rows x 3 tiles of 16
   CHECK(r.count("vmulpsz") + r.count("vmulps") + r.count("vfmadd231ps") == 24);
 }
+
+// ---- K5 (issue 5): the two halves compile; the whole kernel does not yet (docs/isa-amx.md) ----
+
+TEST_CASE("AVX-512: K5's AVX half converts clamped floats to u8 with vcvttps2dq + vpmovusdbx", "[amx][paper]") {
+  for (int rows : {2, 3, 4}) {
+    INFO("rows " << rows);
+    auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/k5_avx_rows" + std::to_string(rows) + ".hlo", generous());
+    ACT_REQUIRE_VERIFIED(r);
+    CHECK(r.count("vcvttps2dq") == static_cast<std::size_t>(rows));
+    CHECK(r.count("vpmovusdbx") == static_cast<std::size_t>(rows));  // one 16-byte store per row
+    CHECK(r.size() <= static_cast<std::size_t>(8 * rows + 2));       // rows = 3: 26 (oneDNN's half: 37)
+  }
+}
+
+TEST_CASE("AMX: K5's AMX half compiles to K1's 16 instructions", "[amx][paper]") {
+  auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/k5_amx_half.hlo", generous());
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.size() == 16);
+  CHECK(r.count("tdpbusd") == 4);
+}

@@ -484,6 +484,26 @@ std::map<std::string, Generator> generators() {
     const Id lo = s.leaf(t, s.coin() ? Dims{} : d), x = s.leaf(t, d), hi = s.leaf(t, s.coin() ? Dims{} : d);
     s.op(Opcode::Clamp, NodeAttributes{}, {lo, x, hi});
   };
+  m["slice-of-clamp"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.float_type();
+    const Dims d = s.dims(2, 2, 4);
+    const Id lo = s.leaf(t, s.coin() ? Dims{} : d), x = s.leaf(t, d), hi = s.leaf(t, s.coin() ? Dims{} : d);
+    const Id c = s.op(Opcode::Clamp, NodeAttributes{}, {lo, x, hi});
+    s.b().slice_dim(c, 0, 1, d[0]);
+  };
+  m["convert-clamped-float-to-u8-via-s32"] = [](Instance& s, const AxiomInfo&) {
+    // x * 97 spans about [-390, 390], so both the clamp and the u8 range are exercised.
+    const DType t = s.float_type();
+    const Dims d = s.dims(2, 1, 4);
+    NodeAttributes spread;
+    spread.shape = d;
+    const auto filled = [&](double v) { return s.op(Opcode::Broadcast, spread, {s.b().scalar(t, v)}); };
+    const Id x = s.op(Opcode::Multiply, NodeAttributes{}, {s.leaf(t, d), filled(97.0)});
+    const Id c = s.op(Opcode::Clamp, NodeAttributes{}, {filled(s.coin() ? 0.0 : 7.0), x, filled(s.coin() ? 255.0 : 200.0)});
+    NodeAttributes to_u8;
+    to_u8.dtype = DType::u8;
+    s.op(Opcode::Convert, to_u8, {c});
+  };
   m["dot-unit-contracting-as-multiply"] = [](Instance& s, const AxiomInfo&) {
     // [M,1] x [1,N] with the unit contracting dim on either side of each operand.
     const DType t = s.dtype();

@@ -166,6 +166,10 @@ class CandidateStream {
   // Why pii graphs could not be allocated: the first few distinct messages.
   const std::vector<std::string>& allocation_failures() const { return failures_; }
 
+  // Which roots the e-graph cannot produce and the operations no instruction computes
+  // (select::Explorer::unmet_roots); for "no pii graph" messages.
+  std::string unmet_roots() const { return state_->explorer ? state_->explorer->unmet_roots() : std::string(); }
+
   // Graphviz of a candidate of this stream: instructions, buffers, schedule numbers, slices.
   std::string to_dot(const Candidate& c) const {
     const alloc::GraphValues values = alloc::analyze_values(c.graph, state_->context, state_->init.image);
@@ -323,7 +327,8 @@ struct CompileOutcome {
 namespace backend_detail {
 
 inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaView& isa, const Options& options,
-                                      const Statistics& s, const std::vector<std::string>& failures) {
+                                      const Statistics& s, const std::vector<std::string>& failures,
+                                      std::string unmet_roots = {}) {
   std::string out = fmt::format("no program for kernel '{}' on ISA {} ({} after {:.3f} s of a {:.3f} s budget): ", kernel.name,
                                 isa.name, to_string(s.stop), s.total_seconds, options.timeout.count());
   if (s.pii_graphs == 0) {
@@ -336,6 +341,8 @@ inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaV
                            s.rewrite_stop.empty() ? std::string("limits") : s.rewrite_stop);
     out += fmt::format("instruction selection found no pii graph: {} ({} rewrite iterations over {} rounds, {} e-nodes, e-graph {})",
                        why, s.iterations, s.rounds, s.enodes, s.saturated ? "saturated" : "not saturated");
+    std::replace(unmet_roots.begin(), unmet_roots.end(), '\n', ' ');
+    if (!unmet_roots.empty()) out += "; " + unmet_roots;
     return out;
   }
   out += fmt::format("phase 2 could not allocate any of the {} pii graph(s) instruction selection produced ({} schedules tried, "
@@ -407,7 +414,8 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
   s.total_seconds = seconds_since(start);
   outcome.statistics = s;
   if (!best) {
-    outcome.message = no_program_message(kernel, isa, options, s, stream->allocation_failures());
+    outcome.message = no_program_message(kernel, isa, options, s, stream->allocation_failures(),
+                                         s.pii_graphs == 0 ? stream->unmet_roots() : std::string());
     return outcome;
   }
   s.csp_variables = best->allocation.csp_variables;

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "act/select/axioms_support.hpp"
@@ -29,7 +32,53 @@ inline bool plain_2d(const View& v) {  // a rank-2 × rank-2 dot without batch d
   return v.type("?a").rank() == 2 && v.type("?b").rank() == 2 && d.lhs_batch.empty() && d.lhs_contracting.size() == 1;
 }
 
+// Element types of the dots in the ISA's instruction semantics (read from the text: the
+// semantics may hold backtick dims, which the HLO parser rejects). The axioms that introduce a
+// dot (x -> dot(x, I), broadcast/reduce/reverse/transpose as dots) only help a value whose type
+// an instruction's dot computes from its operands as they are: on AMX (tdpbusd: an s32 dot of
+// widened u8/s8) no introduced dot can be selected, and splitting f32 and s32 identity dots was
+// most of the e-graph on K5's f32 chain. A context without an ISA (the
+// axiom soundness tests) allows every type.
+struct IsaDotTypes {
+  bool any = true;
+  std::vector<DType> types;
+  bool allows(DType t) const { return any || std::find(types.begin(), types.end(), t) != types.end(); }
+};
+
+inline IsaDotTypes isa_dot_types(const isa::IsaView& isa) {
+  IsaDotTypes out;
+  out.any = isa.instructions.empty();
+  for (const auto& inst : isa.instructions) {
+    const std::string_view text = inst.semantics;
+    for (std::size_t at = text.find(" dot("); at != std::string_view::npos; at = text.find(" dot(", at + 1)) {
+      const std::size_t newline = text.rfind('\n', at);
+      const std::size_t line = newline == std::string_view::npos ? 0 : newline + 1;
+      const std::size_t eq = text.find("= ", line);
+      if (eq == std::string_view::npos || eq > at) continue;
+      const std::size_t bracket = text.find('[', eq);
+      if (bracket == std::string_view::npos || bracket > at) continue;
+      // A dot over converted operands (AMX: s32 dot of u8/s8 widened) only matches values that
+      // are such converts already; a dot introduced over any value of its type would not.
+      const std::size_t close = text.find(')', at);
+      bool converted = false;
+      for (std::size_t name = text.find('%', at); name != std::string_view::npos && name < close; name = text.find('%', name + 1)) {
+        std::size_t end = name + 1;
+        while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' || text[end] == '.')) ++end;
+        const std::string definition = std::string(text.substr(name, end - name)) + " = ";
+        const std::size_t def = text.find(definition);
+        const std::size_t def_end = def == std::string_view::npos ? def : text.find('\n', def);
+        if (def != std::string_view::npos && text.substr(def, def_end - def).find(" convert(") != std::string_view::npos)
+          converted = true;
+      }
+      const std::optional<DType> t = parse_dtype(text.substr(eq + 2, bracket - eq - 2));
+      if (t && !converted && !out.allows(*t)) out.types.push_back(*t);
+    }
+  }
+  return out;
+}
+
 inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
+  const IsaDotTypes dot_types = isa_dot_types(ctx.isa);
   using hlo::Opcode;
   const auto D = AxiomFamily::Dot;
   const auto info = [](std::string name, AxiomFamily family, std::vector<Opcode> lhs, std::vector<Opcode> rhs, bool reassoc,
@@ -302,10 +351,10 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         ctx, info("broadcast-as-dot", R, {Opcode::Broadcast}, {Opcode::Dot, Opcode::Reshape, Opcode::Constant}, false,
                   "issue 3: broadcast as a dot with ones"),
         pb.build(pb.op(op_is(Opcode::Broadcast), {pb.var("?x")}, "outer")),
-        [](const View& v) {
+        [dot_types](const View& v) {
           // The operand dim must map exactly (not a repeated size-1 dim) for the reshape to fit.
           const Shape& x = v.type("?x");
-          return x.rank() == 1 && v.root_type().rank() == 2 && x.dtype != DType::pred &&
+          return x.rank() == 1 && v.root_type().rank() == 2 && x.dtype != DType::pred && dot_types.allows(x.dtype) &&
                  x.dims[0] == v.root_type().dims[static_cast<std::size_t>(v.attr("outer").dimensions[0])];
         },
         [](const View& v, Build& b) -> std::optional<Id> {
@@ -331,9 +380,10 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         ctx, info("reduce-as-dot", R, {Opcode::Reduce}, {Opcode::Dot, Opcode::Constant}, true,
                   "issue 3: reduce as a dot with ones; rewrites.md DOT-7 (reversed)"),
         pb.build(pb.op(op_is(Opcode::Reduce), {pb.var("?x"), pb.var("?init")}, "outer")),
-        [](const View& v) {
+        [dot_types](const View& v) {
           const auto& a = v.attr("outer");
           return a.reduce == ReduceKind::Add && a.dimensions.size() == 1 && v.type("?x").rank() == 2 &&
+                 dot_types.allows(v.type("?x").dtype) &&
                  v.type("?x").dtype != DType::pred && is_zero_constant(v.g, v.ctx, v.cls("?init"));
         },
         [](const View& v, Build& b) -> std::optional<Id> {
@@ -353,8 +403,9 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         ctx, info("reverse-as-dot", R, {Opcode::Reverse}, {Opcode::Dot, Opcode::Constant}, false,
                   "issue 3: reverse as a dot with the reversed identity"),
         pb.build(pb.op(op_is(Opcode::Reverse), {pb.var("?x")}, "outer")),
-        [](const View& v) {
-          return v.type("?x").rank() == 2 && v.attr("outer").dimensions.size() == 1 && v.type("?x").dtype != DType::pred;
+        [dot_types](const View& v) {
+          return v.type("?x").rank() == 2 && v.attr("outer").dimensions.size() == 1 && v.type("?x").dtype != DType::pred &&
+                 dot_types.allows(v.type("?x").dtype);
         },
         [](const View& v, Build& b) -> std::optional<Id> {
           const Shape x = v.type("?x");
@@ -374,8 +425,9 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         ctx, info("transpose-as-dot", R, {Opcode::Transpose}, {Opcode::Dot, Opcode::Constant}, false,
                   "issue 3: transpose as a dot with the identity"),
         pb.build(pb.op(op_is(Opcode::Transpose), {pb.var("?x")}, "outer")),
-        [](const View& v) {
-          return v.type("?x").rank() == 2 && v.attr("outer").dimensions == Dims{1, 0} && v.type("?x").dtype != DType::pred;
+        [dot_types](const View& v) {
+          return v.type("?x").rank() == 2 && v.attr("outer").dimensions == Dims{1, 0} && v.type("?x").dtype != DType::pred &&
+                 dot_types.allows(v.type("?x").dtype);
         },
         [](const View& v, Build& b) -> std::optional<Id> {
           const Shape x = v.type("?x");
@@ -393,9 +445,10 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
     out.push_back(make_axiom(
         ctx, info("dot-identity-introduction", R, {}, {Opcode::Dot, Opcode::Constant}, false, "issue 3: x ↔ dot(x, I)"),
         pb.build(pb.var("?x")),
-        [](const View& v) {
+        [dot_types](const View& v) {
           const TensorData& d = v.g.data(v.cls("?x"));
           return !d.is_constant && d.type.rank() == 2 && d.type.dtype != DType::pred && is_computable(d.type.dtype) &&
+                 dot_types.allows(d.type.dtype) &&
                  !has_operator(v.g, v.cls("?x"), Opcode::Dot);
         },
         [](const View& v, Build& b) -> std::optional<Id> {

@@ -160,6 +160,57 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
         }));
   }
 
+  // rewrites.md SH-2 for the ternary clamp: slice(clamp(lo, x, hi)) → clamp(slice(lo), slice(x),
+  // slice(hi)); a scalar bound stays as it is. Row pieces of a clamped tensor keep their clamp,
+  // which convert-clamped-float-to-u8-via-s32 needs (K5 stores its 3 rows one by one).
+  {
+    TensorPatternBuilder pb;
+    auto inner = pb.op(op_is(Opcode::Clamp), {pb.var("?lo"), pb.var("?x"), pb.var("?hi")}, "inner");
+    out.push_back(make_axiom(
+        ctx, AxiomInfo{"slice-of-clamp", E, "slice-of-clamp", {Opcode::Slice, Opcode::Clamp}, {Opcode::Clamp, Opcode::Slice}, false,
+                       "rewrites.md SH-2 (clamp is elementwise)"},
+        pb.build(pb.op(op_is(Opcode::Slice), {inner}, "outer")), {},
+        [](const View& v, Build& b) -> std::optional<Id> {
+          const TensorOp slice = v.op("outer"), clamp = v.op("inner");
+          const auto cut = [&](Id bound) { return v.g.data(bound).type.rank() == 0 ? bound : b.add(slice, {bound}); };
+          const Id lo = cut(v.cls("?lo")), x = b.add(slice, {v.cls("?x")}), hi = cut(v.cls("?hi"));
+          return b.add(clamp, {lo, x, hi});
+        }));
+  }
+
+  // A float clamped into [0, 255] converts to u8 through s32 and an unsigned saturation:
+  // convert<u8>(c) → convert<u8>(minimum(bitcast-convert<u32>(convert<s32>(c)), 255)) when c's
+  // class holds clamp(lo, x, hi) with constant bounds inside [0, 255]. Both sides truncate toward
+  // zero and map NaN to 0 (the interpreter's float→int rule), and a truncated value in [0, 255]
+  // is unchanged by the saturation. The right-hand side is what AVX-512 computes with
+  // vcvttps2dq + vpmovusdb (K5's convert.14); without the range it would not hold (300.0 → 44 vs
+  // 255), so the bounds are read from the constants.
+  {
+    TensorPatternBuilder pb;
+    out.push_back(make_axiom(
+        ctx,
+        AxiomInfo{"convert-clamped-float-to-u8-via-s32", E, "convert-clamped-float-to-u8-via-s32", {Opcode::Convert, Opcode::Clamp},
+                  {Opcode::Convert, Opcode::Minimum, Opcode::BitcastConvert, Opcode::Broadcast, Opcode::Constant}, false,
+                  "XLA operation semantics of Convert (float to integer truncates) and Clamp; Intel SDM VCVTTPS2DQ, VPMOVUSDB"},
+        pb.build(pb.op(op_is(Opcode::Convert), {pb.var("?c")}, "outer")),
+        [](const View& v) {
+          return v.root_type().dtype == DType::u8 && is_float(v.type("?c").dtype) && v.type("?c").dtype != DType::f64 &&
+                 clamped_within(v.g, v.ctx, v.cls("?c"), 0.0, 255.0);
+        },
+        [](const View& v, Build& b) -> std::optional<Id> {
+          const Dims dims = v.type("?c").dims;
+          NodeAttributes to_s32, to_u32, to_u8, spread;
+          to_s32.dtype = DType::s32;
+          to_u32.dtype = DType::u32;
+          to_u8.dtype = DType::u8;
+          spread.shape = dims;
+          const Id truncated = b.op(Opcode::Convert, to_s32, {v.cls("?c")});
+          const Id unsigned_bits = b.op(Opcode::BitcastConvert, to_u32, {truncated});
+          const Id limit = b.op(Opcode::Broadcast, spread, {b.scalar(DType::u32, 255)});
+          return b.op(Opcode::Convert, to_u8, {b.op(Opcode::Minimum, NodeAttributes{}, {unsigned_bits, limit})});
+        }));
+  }
+
   // Commutativity and associativity (rewrites.md ADD-3 / TensorRight add/rule04; CAT-style
   // re-association is left to backoff). Float add/multiply re-association rounds differently.
   for (Opcode f : {Opcode::Add, Opcode::Multiply, Opcode::Maximum, Opcode::Minimum}) {

@@ -256,6 +256,44 @@ inline bool is_zero_constant(const TensorGraph& g, const SelectionContext& ctx, 
   }
   return false;
 }
+// The least and greatest element of a constant class, looking through one broadcast.
+inline std::optional<std::pair<double, double>> constant_bounds(const TensorGraph& g, const SelectionContext& ctx, Id cls) {
+  for (Id n : g.eclass(g.find(cls)).nodes) {
+    const auto view = g.node(n);
+    if (view.op.kind == NodeKind::Operator && view.op.opcode == hlo::Opcode::Broadcast)
+      if (auto inner = [&]() -> std::optional<std::pair<double, double>> {
+            for (Id m : g.eclass(g.find(view.children[0])).nodes)
+              if (g.node(m).op.kind == NodeKind::Constant) return constant_bounds(g, ctx, view.children[0]);
+            return std::nullopt;
+          }())
+        return inner;
+    if (view.op.kind != NodeKind::Constant) continue;
+    const Literal& l = ctx.constants[ctx.attributes_of(view.op).index];
+    if (l.element_count() == 0) return std::nullopt;
+    double lo = 0, hi = 0;
+    for (std::int64_t i = 0; i < l.element_count(); ++i) {
+      const double x = is_float(l.dtype()) ? l.get_float(i) : static_cast<double>(l.get_int(i));
+      if (x != x) return std::nullopt;  // NaN bound
+      if (i == 0 || x < lo) lo = x;
+      if (i == 0 || x > hi) hi = x;
+    }
+    return std::make_pair(lo, hi);
+  }
+  return std::nullopt;
+}
+
+// Whether the class holds clamp(lo, x, hi) with constant bounds inside [low, high].
+inline bool clamped_within(const TensorGraph& g, const SelectionContext& ctx, Id cls, double low, double high) {
+  for (Id n : g.eclass(g.find(cls)).nodes) {
+    const auto view = g.node(n);
+    if (view.op.kind != NodeKind::Operator || view.op.opcode != hlo::Opcode::Clamp) continue;
+    const auto lo = constant_bounds(g, ctx, view.children[0]), hi = constant_bounds(g, ctx, view.children[2]);
+    // min(max(x, lo), hi) lies in [min(lo, hi), hi] (or is NaN).
+    if (lo && hi && lo->first >= low && hi->first >= low && hi->second <= high) return true;
+  }
+  return false;
+}
+
 inline bool has_operator(const TensorGraph& g, Id cls, hlo::Opcode code) {
   for (Id n : g.eclass(cls).nodes) {
     const TensorOp& op = g.node(n).op;

@@ -130,12 +130,20 @@ class Explorer {
                                   iterations(), graph_.num_nodes(), yielded(),
                                   reports_.empty() ? std::string("not run")
                                                    : fmt::format("stopped on {}", egraph::to_string(reports_.back().stop_reason)));
+    const std::string unmet = unmet_roots();
+    if (!unmet.empty()) return out + "\n" + unmet;
+    return out + fmt::format("\nevery root can be produced; no further graph within {} instruction nodes", budget_);
+  }
+
+  // The root requests the current e-graph cannot meet and, for each, the first classes whose
+  // operands are producible but which no instruction computes (empty when every root can be
+  // produced). Rebuilds the e-graph if needed.
+  std::string unmet_roots() {
+    if (!graph_.is_clean()) graph_.rebuild();
     ExtractorOptions probe = options_.extractor;
     probe.max_size = 0;
     const Extractor extractor(graph_, context_, roots_, std::move(probe));
-    const std::string unmet = extractor.explain_unmet_roots();
-    if (!unmet.empty()) return out + "\n" + unmet;
-    return out + fmt::format("\nevery root can be produced; no further graph within {} instruction nodes", budget_);
+    return extractor.explain_unmet_roots();
   }
 
   std::size_t iterations() const {

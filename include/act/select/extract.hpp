@@ -245,8 +245,20 @@ class Extractor {
   // be produced in HBM, the first classes on the way up from the kernel's inputs that no
   // instruction produces in any buffer, i.e. classes with an operator e-node whose operands can
   // all be produced somewhere while the operation itself cannot (breadth-first from the root,
-  // at most `max_blockers` per root). E.g. "root 0 (u8[16384]) cannot be produced in d0; no
+  // at most `max_blockers` per root, computations before data movement). E.g. "root 0 (u8[16384]) cannot be produced in d0; no
   // instruction computes: u8[64,64,4] reshape(u8[16384]) [class 1]".
+  static bool is_data_movement(hlo::Opcode op) {
+    switch (op) {
+      case hlo::Opcode::Reshape:
+      case hlo::Opcode::Transpose:
+      case hlo::Opcode::Slice:
+      case hlo::Opcode::BitcastConvert:
+      case hlo::Opcode::Concatenate:
+      case hlo::Opcode::Broadcast: return true;
+      default: return false;
+    }
+  }
+
   std::string explain_unmet_roots(std::size_t max_blockers = 4) const {
     std::string out;
     const auto somewhere = [&](std::uint32_t c) {
@@ -263,12 +275,13 @@ class Extractor {
       std::vector<std::uint8_t> visited(classes_.size(), 0);
       std::vector<std::uint32_t> queue{root.cls};
       visited[root.cls] = 1;
-      std::vector<std::string> blockers;
-      for (std::size_t q = 0; q < queue.size() && blockers.size() < max_blockers; ++q) {
+      // Computations are listed before data movement: a reshape of an input that no instruction
+      // performs is usually a consequence, the operation ISA lacks is the cause.
+      std::vector<std::string> computations, movements;
+      for (std::size_t q = 0; q < queue.size() && q < 4096 && computations.size() < max_blockers; ++q) {
         const std::uint32_t c = queue[q];
         if (somewhere(c)) continue;  // producible, just not in the buffer its user needs
-        bool blocker = false;
-        std::string text;
+        std::string computation, movement;
         for (egraph::Id n : graph_.eclass(classes_[c]).nodes) {
           const auto view = graph_.node(n);
           if (view.op.kind != NodeKind::Operator) continue;
@@ -285,14 +298,17 @@ class Extractor {
               }
             }
           }
-          if (operands_ready && !blocker) {
-            blocker = true;
+          if (!operands_ready) continue;
+          std::string& text = is_data_movement(view.op.opcode) ? movement : computation;
+          if (text.empty())
             text = fmt::format("{} {}({}) [class {}]", to_string(graph_.data(classes_[c]).type), hlo::opcode_name(view.op.opcode),
                                fmt::join(operand_types, ", "), classes_[c]);
-          }
         }
-        if (blocker) blockers.push_back(std::move(text));
+        if (!computation.empty()) computations.push_back(std::move(computation));
+        else if (!movement.empty()) movements.push_back(std::move(movement));
       }
+      std::vector<std::string> blockers = std::move(computations);
+      for (std::size_t k = 0; blockers.size() < max_blockers && k < movements.size(); ++k) blockers.push_back(movements[k]);
       if (!blockers.empty()) out += fmt::format("; no instruction computes: {}", fmt::join(blockers, "; "));
     }
     return out;

@@ -99,18 +99,19 @@ inline egraph::Id byte_concat(TensorGraph& graph, SelectionContext& context, egr
 // value (u8[n]) = concat of equal pieces: n = m * 2^k with m odd is first cut into m pieces of
 // 2^k bytes (when 1 < m <= 32), then every power-of-two piece into halves, `depth` levels deep
 // (4: 16 pieces; deeper splits grow the e-graph enough that backoff bans the dot-splitting
-// axioms K1 needs), never below 64 bytes. K1's 4 KiB output reaches its 1 KiB tiles; a 12 KiB one (3 x 4 KiB)
+// axioms K1 needs), never below 16 bytes (the narrowest store, vpmovusdb's: K5's u8[3,16] output
+// is three 16-byte rows). K1's 4 KiB output reaches its 1 KiB tiles; a 12 KiB one (3 x 4 KiB)
 // does too.
 inline void split_bytes(TensorGraph& graph, SelectionContext& context, egraph::Id value, int depth) {
   const Shape type = graph.data(value).type;
-  if (depth <= 0 || type.dims.size() != 1 || type.dims[0] < 128) return;
+  if (depth <= 0 || type.dims.size() != 1 || type.dims[0] < 32) return;
   const std::int64_t n = type.dims[0];
   std::int64_t power = 1;
   while (n % (power * 2) == 0) power *= 2;
   const std::int64_t pieces = n / power;
   if (pieces > 32 || (pieces == 1 && n % 2 != 0)) return;
   const std::int64_t piece = pieces > 1 ? power : n / 2;
-  if (piece < 64) return;
+  if (piece < 16) return;
   egraph::Id acc = byte_slice(graph, context, value, 0, piece);
   split_bytes(graph, context, acc, pieces > 1 ? depth : depth - 1);
   for (std::int64_t at = piece; at < n; at += piece) {
