@@ -50,3 +50,11 @@ BENCHMARK_CAPTURE(compile_amx, amx_k2, kShared + "/kernels/paper/k2_rnn_inf_amx.
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(compile_amx, amx_int8_gemm_m64_n64, kExamples + "/amx/int8_gemm_m64_n64.hlo")
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(compile_amx, avx_k3, kShared + "/kernels/paper/k3_mem_format_avx.hlo")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(compile_amx, avx_k4, kShared + "/kernels/paper/k4_sgemm_avx.hlo")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(compile_amx, k5_amx_half, kExamples + "/amx/k5_amx_half.hlo")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(compile_amx, k5_avx_half, kExamples + "/amx/k5_avx_rows3.hlo")
+    ->Unit(benchmark::kMillisecond);

@@ -371,3 +371,40 @@ TEST_CASE("regression amx_immediate_constants: constants computed from constants
   REQUIRE(outcome);
   CHECK(sim::verify(kernel, kAmx, outcome.result->program, 5, 6).ok);
 }
+
+TEST_CASE("regression amx_inplace_accumulator: a program exists", "[soak][regression]") {
+  const hlo::Module kernel = hlo::parse_module(read(regression("amx_inplace_accumulator.hlo")));
+  const sim::Program program = sim::parse_program(read(regression("amx_inplace_accumulator.asm")), kAmx);
+  CHECK(program.instructions.size() == 14);  // two vfmadd231ps accumulate into a live register
+  CHECK(sim::verify(kernel, kAmx, program, 5, 7).ok);
+}
+
+TEST_CASE("regression amx_inplace_accumulator: act compile finds it (known to fail)", "[soak][regression][!mayfail]") {
+  // vfmadd231ps reads and writes dst. The pii graphs phase 1 yields first accumulate into a
+  // value that is still live, so phase 2 proves them unallocatable (unsat core: one edge); the
+  // graph with a vmovaps copy is not reached within the budget.
+  const hlo::Module kernel = hlo::parse_module(read(regression("amx_inplace_accumulator.hlo")));
+  codegen::Options o;
+  o.timeout = std::chrono::duration<double>(3.0);
+  const codegen::CompileOutcome outcome = Backend<isa::Amx>().try_compile(kernel, o);
+  REQUIRE(outcome);
+  CHECK(sim::verify(kernel, kAmx, outcome.result->program, 5, 7).ok);
+}
+
+TEST_CASE("regression amx_concat_input_and_computed: a program exists", "[soak][regression]") {
+  const hlo::Module kernel = hlo::parse_module(read(regression("amx_concat_input_and_computed.hlo")));
+  const sim::Program program = sim::parse_program(read(regression("amx_concat_input_and_computed.asm")), kAmx);
+  CHECK(program.instructions.size() == 64);  // per row: load, store the copy, vmaxps, store
+  CHECK(sim::verify(kernel, kAmx, program, 5, 8).ok);
+}
+
+TEST_CASE("regression amx_concat_input_and_computed: act compile finds it", "[soak][regression]") {
+  // f32[32,16] output: the byte split used to stop at 128-byte (2-row) pieces, which no
+  // instruction writes; the e-graph saturated without a pii graph ("no combination ...").
+  const hlo::Module kernel = hlo::parse_module(read(regression("amx_concat_input_and_computed.hlo")));
+  codegen::Options o;
+  o.timeout = std::chrono::duration<double>(5.0);
+  const codegen::CompileOutcome outcome = Backend<isa::Amx>().try_compile(kernel, o);
+  REQUIRE(outcome);
+  CHECK(sim::verify(kernel, kAmx, outcome.result->program, 5, 8).ok);
+}

@@ -425,13 +425,20 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   // free), so an instruction that writes part of an output (AMX: tilestored writes 1 KiB of
   // K1's 4 KiB result) can be used without an axiom splitting arbitrary values. Row-major
   // outputs on row-unit ISAs (QKV) are stored whole or split by the axioms, as before.
-  // The split goes deeper when an output is a row concatenate of 2^k equal pieces (k > 4), so
-  // its byte pieces reach the kernel's own pieces (a 32-row output written row by row).
+  // The split is 4 levels deep, deeper when the output has more rows (32 rows of f32[32,16]:
+  // 5 levels, one piece per 64-byte row, which vmovups stores) or is a row concatenate of 2^k
+  // equal pieces, so the pieces reach rows the instructions write. A 2-row piece would need
+  // the axioms to split the value and its bytes, which they do not reach in time. K2's
+  // s32[16,32] stays at 4 levels: 5 grew its e-graph past the point where K2 compiles.
   if (result.reorders_bytes || init_detail::has_tile_unit(context.isa))
     for (std::size_t r = 0; r < result.roots.size(); ++r) {
       const hlo::Instruction& producer =
           root.opcode == Opcode::Tuple ? entry.instructions[static_cast<std::size_t>(root.operands[r])] : root;
+      const auto& dims = producer.shape.dims;
+      std::int64_t rows = 1;
+      for (std::size_t d = 0; d + 1 < dims.size(); ++d) rows *= dims[d];
       int depth = 4;
+      while (depth < 10 && (std::int64_t{1} << depth) < rows) ++depth;
       if (producer.opcode == Opcode::Concatenate && producer.dimensions == std::vector<std::int64_t>{0})
         while (depth < 10 && producer.operands.size() % (std::size_t{1} << (depth + 1)) == 0) ++depth;
       init_detail::split_bytes(graph, context, result.roots[r], depth);
