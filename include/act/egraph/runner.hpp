@@ -96,8 +96,6 @@ class Runner {
     return *this;
   }
   const RunnerOptions& options() const { return options_; }
-  // Later run() calls stop once `limit` has passed within them (a caller's deadline).
-  void set_time_limit(std::chrono::duration<double> limit) { options_.time_limit = limit; }
 
   RunReport run(Graph& g, std::span<const Rule> rules) {
     using Clock = std::chrono::steady_clock;

@@ -156,20 +156,11 @@ class Explorer {
   void start_round() {
     ++round_;
     if (growing_) {
-      // A round never runs past the enumeration's deadline: one iteration on a large e-graph
-      // can take a second, and compile() promises to stop near its timeout.
-      bool deadline_bound = false;
-      if (until_ != std::chrono::steady_clock::time_point::max()) {
-        const std::chrono::duration<double> left = until_ - std::chrono::steady_clock::now();
-        deadline_bound = left < options_.runner.time_limit;
-        runner_->set_time_limit(std::max(std::chrono::duration<double>(0.0), std::min(left, options_.runner.time_limit)));
-      }
       reports_.push_back(runner_->run(graph_, rules_));
       const egraph::StopReason why = reports_.back().stop_reason;
       saturated_ = why == egraph::StopReason::Saturated;
       // Saturated, or a node/time limit: more iterations would not (or may not) add anything.
-      // Stopped by the deadline: the e-graph was still growing (the compile timed out).
-      growing_ = why == egraph::StopReason::IterationLimit || (why == egraph::StopReason::TimeLimit && deadline_bound);
+      growing_ = why == egraph::StopReason::IterationLimit;
     }
     graph_.rebuild();
     budget_ = round_ >= 63 ? options_.max_budget : std::min<std::size_t>(std::size_t{1} << round_, options_.max_budget);
