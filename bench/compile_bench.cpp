@@ -58,3 +58,5 @@ BENCHMARK_CAPTURE(compile_amx, k5_amx_half, kExamples + "/amx/k5_amx_half.hlo")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(compile_amx, k5_avx_half, kExamples + "/amx/k5_avx_rows3.hlo")
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(compile_amx, k5_whole, kShared + "/kernels/paper/k5_cnn_inf_mix.hlo")
+    ->Unit(benchmark::kMillisecond);

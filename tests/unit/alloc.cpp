@@ -321,6 +321,40 @@ TEST_CASE("an unsat core prunes every order whose interference graph contains it
   CHECK(gen.next() == std::nullopt);  // the only other order is the one just returned
 }
 
+TEST_CASE("forced interference: which pairs of values every schedule keeps live together") {
+  const auto g = tiny_graph();
+  const auto ctx = context_of<Tiny<4>>();
+  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(tiny_kernel()));
+  const alloc::ForcedInterference forced(values);
+  // S (1) can die before the in-place neg (2) writes: run dbl (3), S's other reader, first.
+  CHECK(forced.can_end_before(1, 2));
+  CHECK_FALSE(forced.can_end_before(2, 1));  // X is computed from S
+  CHECK_FALSE(forced.forced(1, 2));
+  // X (2) and Y (3) are both read by the add (4): live together in every order.
+  CHECK(forced.forced(2, 3));
+  CHECK(forced.all_forced(alloc::InterferenceGraph{{2, 3}}));
+  CHECK_FALSE(forced.all_forced(alloc::InterferenceGraph{{1, 2}, {2, 3}}));
+  CHECK_FALSE(forced.all_forced(alloc::InterferenceGraph{}));
+  CHECK_FALSE(forced.can_end_before(0, 1));  // an input leaf lives for the whole program
+}
+
+TEST_CASE("a repaired order answers an unsat core before the enumeration goes on") {
+  const auto g = tiny_graph();
+  const auto ctx = context_of<Tiny<4>>();
+  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(tiny_kernel()));
+  alloc::ScheduleGenerator gen(values);
+  REQUIRE(gen.next());
+  gen.add_failed(alloc::InterferenceGraph{{1, 2}});
+  const auto repaired = gen.next();
+  REQUIRE(repaired);
+  // S's other reader (dbl, 3) is placed before the in-place neg (2).
+  CHECK(repaired->order == std::vector<std::size_t>{1, 3, 2, 4, 5});
+  CHECK_FALSE(alloc::contains_graph(alloc::interference_graph(values, *repaired), alloc::InterferenceGraph{{1, 2}}));
+  CHECK(gen.unavoidable(alloc::InterferenceGraph{{2, 3}}));
+  CHECK_FALSE(gen.unavoidable(alloc::InterferenceGraph{{1, 2}}));
+  CHECK(gen.next() == std::nullopt);  // the enumeration skips the order the repair offered
+}
+
 TEST_CASE("a graph no schedule can allocate fails cleanly") {
   const auto g = tiny_graph();
   const auto ctx = context_of<Tiny<1>>();  // one row: S and S + S can never coexist

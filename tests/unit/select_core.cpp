@@ -12,6 +12,9 @@
 
 #include "act/core/error.hpp"
 #include "act/isa/qkv.hpp"
+#include "act/select/init.hpp"
+#include "act/select/output_groups.hpp"
+#include "act/select/pii_graph.hpp"
 #include "act/select/tensor_graph.hpp"
 #include "act/select/type_inference.hpp"
 
@@ -230,6 +233,101 @@ TEST_CASE("module 1: a tiled s8 parameter is read through reshape + transpose") 
   const auto logical = g.lookup(make_operator(c.attributes, Opcode::Reshape, merge), {*t});
   REQUIRE(logical);
   CHECK(g.data(*logical).type == Shape(DType::s8, {32, 64}));
+}
+
+TEST_CASE("output groups: outputs that share a computed instruction are one group") {
+  const auto k5 = testing::load_kernel(shared("kernels/paper/k5_cnn_inf_mix.hlo"));
+  CHECK(independent_output_groups(k5) == std::vector<std::vector<std::size_t>>{{0}, {1}});
+  const auto attention = testing::load_kernel(shared("kernels/qkv/attention.hlo"));
+  CHECK(independent_output_groups(attention) == std::vector<std::vector<std::size_t>>{{0}});
+  // b and a share a; e2 shares only the parameter q and the constant c with them; p is returned
+  // as is.
+  const auto kernel = hlo::parse_module(R"(HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  c = f32[4] constant(1)
+  a = f32[4] add(p, c)
+  b = f32[4] multiply(a, q)
+  d = f32[4] negate(q)
+  e2 = f32[4] add(d, c)
+  ROOT t = (f32[4], f32[4], f32[4], f32[4]) tuple(b, e2, a, p)
+}
+)");
+  CHECK(independent_output_groups(kernel) == std::vector<std::vector<std::size_t>>{{0, 2}, {1}, {3}});
+}
+
+TEST_CASE("module 1: one output group enters alone, over the whole kernel's HBM image") {
+  SelectionContext c = qkv_context();
+  const auto kernel = testing::load_kernel(shared("kernels/paper/k5_cnn_inf_mix.hlo"));
+  TensorGraph whole{TensorAnalysis(&c)};
+  const InitialGraph all = add_kernel(whole, c, kernel);
+  SelectionContext c2 = qkv_context();
+  TensorGraph g{TensorAnalysis(&c2)};
+  const std::size_t second[] = {1};
+  const InitialGraph init = add_kernel(g, c2, kernel, second);
+  REQUIRE(init.roots.size() == 1);
+  CHECK(init.outputs == std::vector<std::size_t>{1});
+  CHECK(init.output_addresses == std::vector<std::int64_t>{all.output_addresses[1]});
+  CHECK(init.image.outputs.size() == 2);
+  REQUIRE(init.inputs.size() == 6);
+  CHECK(init.inputs[0] == egraph::kNoId);  // X and Y feed only the GEMM
+  CHECK(init.inputs[1] == egraph::kNoId);
+  CHECK(init.inputs[2] != egraph::kNoId);
+  CHECK(g.data(init.roots[0]).type == Shape(DType::u8, {48}));
+  CHECK(g.num_nodes() < whole.num_nodes());
+  const std::size_t bad[] = {2};
+  TensorGraph g3{TensorAnalysis(&c2)};
+  CHECK_THROWS_AS(add_kernel(g3, c2, kernel, bad), Error);
+}
+
+TEST_CASE("pii graphs of output groups merge into one graph, sharing input and constant leaves") {
+  SelectionContext from = qkv_context();
+  SelectionContext to = qkv_context();
+  auto leaf = [](PiiNodeKind kind, std::int64_t index, Shape type) {
+    PiiNode x;
+    x.kind = kind;
+    x.index = index;
+    x.type = std::move(type);
+    return x;
+  };
+  auto concat = [](std::vector<std::size_t> operands, Shape type) {
+    PiiNode x;
+    x.kind = PiiNodeKind::ConcatH;
+    x.dimension = 0;
+    x.type = std::move(type);
+    x.operands = std::move(operands);
+    return x;
+  };
+  const Shape four(DType::u8, {4}), eight(DType::u8, {8});
+  // Part A (output 1): concat(input 0, constant 1 of `from`). Part B (output 0): concat(input 0, input 1).
+  const std::uint8_t counting[] = {1, 2, 3, 4};
+  const Literal ramp = Literal::from_bytes(four, counting);
+  from.constants.intern(Literal(four));
+  const std::int64_t seven = from.constants.intern(ramp);
+  PiiNode constant = leaf(PiiNodeKind::Constant, seven, four);
+  NodeAttributes ca;
+  ca.index = seven;
+  constant.op = TensorOp{NodeKind::Constant, Opcode::Constant, from.attributes.intern(ca)};
+  const PiiGraph a_from({leaf(PiiNodeKind::Input, 0, four), constant, concat({0, 1}, eight)}, {2});
+  const PiiGraph a = translate_pii_graph(a_from, from, to);
+  REQUIRE(a.nodes().size() == 3);
+  const PiiNode& moved = a.node(1);
+  REQUIRE(moved.kind == PiiNodeKind::Constant);
+  CHECK(moved.index == 0);  // the first constant interned in `to`
+  CHECK(to.constants[moved.index].bitwise_equal(ramp));
+  CHECK(to.attributes[moved.op.attributes].index == 0);
+  const PiiGraph b({leaf(PiiNodeKind::Input, 0, four), leaf(PiiNodeKind::Input, 1, four), concat({0, 1}, eight)}, {2});
+  const PiiGraph merged = merge_pii_graphs({&a, &b}, {{1}, {0}}, 2);
+  CHECK(merged.nodes().size() == 5);  // input 0 once
+  REQUIRE(merged.roots().size() == 2);
+  const PiiNode& out0 = merged.node(merged.roots()[0]);
+  const PiiNode& out1 = merged.node(merged.roots()[1]);
+  CHECK(merged.node(out0.operands[1]).kind == PiiNodeKind::Input);     // output 0 is B's
+  CHECK(merged.node(out1.operands[1]).kind == PiiNodeKind::Constant);  // output 1 is A's
+  CHECK(out0.operands[0] == out1.operands[0]);                         // the shared input leaf
+  CHECK_THROWS_AS(merge_pii_graphs({&a, &b}, {{0}, {0}}, 2), Error);   // output 0 twice
+  CHECK_THROWS_AS(merge_pii_graphs({&a}, {{0}}, 2), Error);            // output 1 uncovered
 }
 
 TEST_CASE("module 1: unsupported operators and reducers are reported at their location") {

@@ -2,7 +2,8 @@
 // (the esun order first), solve each schedule's CSP, emit the first that succeeds. A schedule
 // whose CSP is unsatisfiable records its unsat core (a subgraph of its interference graph);
 // later schedules whose interference graph contains a recorded one are skipped. An empty core
-// means CSP1-3 conflict on their own, so no schedule can succeed and the search stops.
+// means CSP1-3 conflict on their own, and a core of interferences every schedule has
+// (ForcedInterference) means the same: no schedule can succeed and the search stops.
 #pragma once
 
 #include <chrono>
@@ -77,6 +78,10 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const select::Sele
     last_failure = r.message;
     if (r.status == CspStatus::Unsat) {
       if (r.core.empty()) break;  // no schedule can help
+      if (schedules.unavoidable(r.core)) {  // every schedule has the core: none can help
+        last_failure += "; every schedule has these interferences";
+        break;
+      }
       schedules.add_failed(std::move(r.core));
     }
   }

@@ -156,9 +156,64 @@ inline bool contains_graph(const InterferenceGraph& bigger, const InterferenceGr
   return std::includes(bigger.begin(), bigger.end(), smaller.begin(), smaller.end());
 }
 
+// Which interference edges every schedule has (§6.4's pruning, taken to its limit): when all
+// edges of an unsat core are forced, every schedule contains the core and no schedule can be
+// allocated, so phase 2 stops at once instead of pruning up to max_orders orders (an in-place
+// accumulator whose old value is still needed was 100k pruned orders, the whole budget).
+// Storage a can end before b starts in some order iff neither lives to the end (leaves, root
+// storage), b does not precede a (a does not depend on b), and no Pii reader of a other than b
+// depends on b: then a, its readers and their operands can all be scheduled before b.
+class ForcedInterference {
+ public:
+  explicit ForcedInterference(const GraphValues& v) : v_(v), depends_(v.size()), readers_(v.size()) {
+    for (NodeIndex q = 0; q < v.size(); ++q) {  // operands precede users
+      depends_[q].assign(v.size(), false);
+      for (NodeIndex o : v.node(q).operands) {
+        depends_[q][o] = true;
+        for (NodeIndex x = 0; x < o; ++x)
+          if (depends_[o][x]) depends_[q][x] = true;
+      }
+      if (v.node(q).kind != select::PiiNodeKind::Pii) continue;
+      for (NodeIndex o : v.node(q).operands)
+        for (NodeIndex a : v.aliases[o]) readers_[a].push_back(q);
+    }
+  }
+
+  bool forced(NodeIndex a, NodeIndex b) const { return !can_end_before(a, b) && !can_end_before(b, a); }
+
+  bool all_forced(const InterferenceGraph& edges) const {
+    return !edges.empty() && std::all_of(edges.begin(), edges.end(), [&](const auto& e) { return forced(e.first, e.second); });
+  }
+
+  // Some order has a's live range end before b's begins.
+  bool can_end_before(NodeIndex a, NodeIndex b) const {
+    if (lives_to_end(a) || v_.node(b).is_leaf() || depends_[a][b]) return false;
+    for (NodeIndex q : readers_[a])
+      if (q != b && depends_[q][b]) return false;
+    return true;
+  }
+
+  // The Pii nodes that read storage node a (directly or through identity nodes).
+  const std::vector<NodeIndex>& readers(NodeIndex a) const { return readers_[a]; }
+
+ private:
+  bool lives_to_end(NodeIndex i) const { return v_.node(i).is_leaf() || v_.root_storage[i]; }
+
+  const GraphValues& v_;
+  std::vector<std::vector<bool>> depends_;     // depends_[q][x]: q reads x, directly or not
+  std::vector<std::vector<NodeIndex>> readers_;  // Pii nodes reading a storage node (through aliases)
+};
+
 // Topological orders on demand: the esun order first, then the others in lexicographic order of
 // esun rank, pruned by failed interference graphs. Stops after `max_orders` orders have been
 // looked at (pruned ones included), which bounds the search on large graphs.
+// Repair before enumeration: the lexicographic order varies the last positions first, so an
+// order that moves one early instruction (a store of a value before the in-place instruction
+// that overwrites it) can lie behind every reordering of the tail. So each failed core is
+// first answered directly: for its first edge (a, b) that some order avoids consistently with
+// the constraints so far, "a and its readers other than b come before b" joins the constraints,
+// and the esun-ranked order satisfying all of them is offered next. The enumeration continues
+// when no edge of a core can be avoided that way.
 class ScheduleGenerator {
  public:
   explicit ScheduleGenerator(const GraphValues& values, std::size_t max_orders = 100000)
@@ -173,9 +228,18 @@ class ScheduleGenerator {
   std::optional<Schedule> next() {
     while (true) {
       if (looked_at_ >= max_orders_) return std::nullopt;
-      if (!advance()) return std::nullopt;
+      Schedule s;
+      if (repaired_) {
+        s = std::move(*repaired_);
+        repaired_.reset();
+        offered_repairs_.push_back(s.order);
+      } else {
+        if (!advance()) return std::nullopt;
+        s.order = chosen_;
+        // The enumeration reaching an order a repair already offered: not again.
+        if (std::find(offered_repairs_.begin(), offered_repairs_.end(), s.order) != offered_repairs_.end()) continue;
+      }
       ++looked_at_;
-      Schedule s{chosen_};
       InterferenceGraph g = interference_graph(v_, s);
       bool prune = false;
       for (const auto& f : failed_)
@@ -194,8 +258,17 @@ class ScheduleGenerator {
 
   // Interference graph of the schedule `next()` returned last.
   const InterferenceGraph& last_interference() const { return last_graph_; }
-  // Record an unsatisfiable interference graph (or a subgraph of one: an unsat core).
-  void add_failed(InterferenceGraph g) { failed_.push_back(std::move(g)); }
+  // Record an unsatisfiable interference graph (or a subgraph of one: an unsat core), and
+  // prepare the repaired order that avoids it (see the class comment).
+  void add_failed(InterferenceGraph g) {
+    repair(g);
+    failed_.push_back(std::move(g));
+  }
+  // Every schedule contains `core` (ForcedInterference::all_forced).
+  bool unavoidable(const InterferenceGraph& core) {
+    if (!forced_) forced_.emplace(v_);
+    return forced_->all_forced(core);
+  }
   std::size_t pruned() const { return pruned_; }
   std::size_t looked_at() const { return looked_at_; }
 
@@ -239,6 +312,48 @@ class ScheduleGenerator {
     return false;
   }
 
+  void repair(const InterferenceGraph& core) {
+    if (!forced_) forced_.emplace(v_);
+    repaired_.reset();
+    for (const auto& [p, q] : core)
+      for (const auto& [a, b] : {std::pair{p, q}, std::pair{q, p}}) {
+        if (rank_[a] == kNone || rank_[b] == kNone || !forced_->can_end_before(a, b)) continue;
+        std::vector<std::pair<NodeIndex, NodeIndex>> extra = constraints_;
+        extra.emplace_back(a, b);
+        for (NodeIndex r : forced_->readers(a))
+          if (r != b && rank_[r] != kNone) extra.emplace_back(r, b);
+        if (std::optional<Schedule> s = constrained_order(extra)) {
+          constraints_ = std::move(extra);
+          repaired_ = std::move(s);
+          return;
+        }
+      }
+  }
+
+  // The order of least esun rank first among ready nodes, with `extra` (x before y) added to
+  // the operand order; nothing when they form a cycle.
+  std::optional<Schedule> constrained_order(const std::vector<std::pair<NodeIndex, NodeIndex>>& extra) const {
+    std::vector<std::vector<NodeIndex>> before(v_.size());
+    for (NodeIndex i : by_rank_)
+      for (NodeIndex o : v_.node(i).operands)
+        if (rank_[o] != kNone) before[i].push_back(o);
+    for (const auto& [x, y] : extra) before[y].push_back(x);
+    std::vector<bool> done(v_.size(), false);
+    Schedule s;
+    while (s.order.size() < by_rank_.size()) {
+      bool placed = false;
+      for (NodeIndex i : by_rank_) {
+        if (done[i] || !std::all_of(before[i].begin(), before[i].end(), [&](NodeIndex x) { return done[x]; })) continue;
+        done[i] = true;
+        s.order.push_back(i);
+        placed = true;
+        break;
+      }
+      if (!placed) return std::nullopt;
+    }
+    return s;
+  }
+
   bool complete(std::size_t from) {
     for (std::size_t depth = from; depth < by_rank_.size(); ++depth) {
       const std::size_t r = pick(done_, kNone);
@@ -257,6 +372,10 @@ class ScheduleGenerator {
   std::vector<bool> done_;
   std::vector<NodeIndex> chosen_;
   std::vector<InterferenceGraph> failed_;
+  std::optional<ForcedInterference> forced_;                  // built on the first failure
+  std::vector<std::pair<NodeIndex, NodeIndex>> constraints_;  // repairs so far: x before y
+  std::optional<Schedule> repaired_;                          // offered by next() before enumerating
+  std::vector<std::vector<NodeIndex>> offered_repairs_;       // repaired orders next() returned
   InterferenceGraph last_graph_;
   std::size_t pruned_ = 0, looked_at_ = 0;
 };

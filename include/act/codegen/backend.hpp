@@ -34,9 +34,7 @@
 #include "act/core/error.hpp"
 #include "act/hlo/module.hpp"
 #include "act/isa/description.hpp"
-#include "act/select/constant_folding.hpp"
-#include "act/select/explore.hpp"
-#include "act/select/init.hpp"
+#include "act/select/group_explorer.hpp"
 #include "act/select/rule_set.hpp"
 #include "act/hlo/evaluate.hpp"
 #include "act/sim/kernel_image.hpp"
@@ -108,10 +106,9 @@ class CandidateStream {
       : options_(std::move(options)), state_(std::make_unique<State>()), start_(start), deadline_(deadline) {
     const auto t0 = Clock::now();
     state_->context.isa = isa;
-    state_->init = select::add_kernel(state_->graph, state_->context, kernel);
-    state_->graph.rebuild();
+    state_->explorer = std::make_unique<select::GroupExplorer>(state_->context, kernel);
     stats_.init_seconds = backend_detail::seconds_since(t0);
-    stats_.initial_enodes = state_->graph.num_nodes();
+    for (std::size_t g = 0; g < state_->explorer->size(); ++g) stats_.initial_enodes += state_->explorer->group(g).graph->num_nodes();
     const auto t1 = Clock::now();
     state_->rules = select::rule_set(state_->context);
     stats_.rule_set_seconds = backend_detail::seconds_since(t1);
@@ -122,15 +119,11 @@ class CandidateStream {
       explorer.runner.never_ban.push_back(std::string(state_->rules.rules[r].name()));
     if (explorer.runner.time_limit > options_.timeout) explorer.runner.time_limit = options_.timeout;
     explorer.deadline = std::min(explorer.deadline, deadline);
+    // Independent outputs are explored in e-graphs of their own (select/group_explorer.hpp).
     // A constant class without a Constant e-node (a kernel output computed from constants only,
     // like a broadcast immediate) is folded by evaluating one of its constant-only terms, so it
-    // can be a constant-pool leaf.
-    if (!explorer.extractor.fold_constant) {
-      auto folder = std::make_shared<select::ConstantFolder>(state_->graph, state_->context);
-      explorer.extractor.fold_constant = [folder](egraph::Id cls) { return (*folder)(cls); };
-    }
-    state_->explorer = std::make_unique<select::Explorer>(state_->graph, state_->context, state_->init.roots,
-                                                          state_->rules.rules, std::move(explorer));
+    // can be a constant-pool leaf (the group explorer's default fold_constant).
+    state_->explorer->start(state_->rules, explorer);
   }
 
   // The next candidate, or nothing when the enumeration is over or `deadline` has passed (checked
@@ -160,7 +153,7 @@ class CandidateStream {
   // Phase 1 stopped at the deadline given to the constructor (the enumeration is not over).
   bool timed_out() const { return timed_out_; }
   const Statistics& statistics() const { return stats_; }
-  const sim::KernelImage& image() const { return state_->init.image; }
+  const sim::KernelImage& image() const { return state_->explorer->image(); }
   const isa::IsaView& isa() const { return state_->context.isa; }
 
   // Why pii graphs could not be allocated: the first few distinct messages.
@@ -172,7 +165,7 @@ class CandidateStream {
 
   // Graphviz of a candidate of this stream: instructions, buffers, schedule numbers, slices.
   std::string to_dot(const Candidate& c) const {
-    const alloc::GraphValues values = alloc::analyze_values(c.graph, state_->context, state_->init.image);
+    const alloc::GraphValues values = alloc::analyze_values(c.graph, state_->context, image());
     return backend_detail::allocated_dot(c.graph, state_->context.isa, values, c.schedule, c.assignment);
   }
 
@@ -207,33 +200,42 @@ class CandidateStream {
   // Heap-allocated so the rules' and the explorer's pointers to the context stay valid on move.
   struct State {
     select::SelectionContext context;
-    select::TensorGraph graph{select::TensorAnalysis(&context)};
-    select::InitialGraph init;
     select::RuleSet rules;
-    std::unique_ptr<select::Explorer> explorer;
+    std::unique_ptr<select::GroupExplorer> explorer;
     alloc::CspSolver solver;
   };
 
+  // Sums over the output groups' explorers and their attempts (iterations, e-nodes, rewrites);
+  // rounds and budget are the largest group's; saturated only when every group is.
   void update_phase1_statistics() {
-    const select::Explorer& e = *state_->explorer;
+    const select::GroupExplorer& groups = *state_->explorer;
+    const select::RuleSet& rules = state_->rules;
     double rewrite = 0;
-    for (const auto& r : e.reports()) rewrite += r.total_seconds;
+    stats_.iterations = stats_.rounds = stats_.budget = stats_.enodes = stats_.eclasses = 0;
+    stats_.saturated = true;
+    stats_.rewrite_stop.clear();
+    std::vector<std::size_t> count(rules.rules.size(), 0);
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const select::GroupExplorer::Group& group = groups.group(g);
+      const select::Explorer& e = *group.explorer;
+      for (const auto& report : group.reports()) {
+        rewrite += report.total_seconds;
+        stats_.iterations += report.iterations.size();
+        for (std::size_t r = 0; r < count.size(); ++r) count[r] += report.total_applied(r);
+      }
+      stats_.rounds = std::max(stats_.rounds, e.round());
+      stats_.budget = std::max(stats_.budget, e.budget());
+      stats_.saturated = stats_.saturated && e.saturated();
+      if (!e.reports().empty() && (stats_.rewrite_stop.empty() || !e.saturated()))
+        stats_.rewrite_stop = std::string(egraph::to_string(e.reports().back().stop_reason));
+      stats_.enodes += group.graph->num_nodes();
+      stats_.eclasses += group.graph->num_classes();
+    }
     stats_.rewrite_seconds = rewrite;
     stats_.extract_seconds = std::max(0.0, explorer_seconds_ - rewrite);
-    stats_.iterations = e.iterations();
-    stats_.rounds = e.round();
-    stats_.budget = e.budget();
-    stats_.saturated = e.saturated();
-    if (!e.reports().empty()) stats_.rewrite_stop = std::string(egraph::to_string(e.reports().back().stop_reason));
-    stats_.enodes = state_->graph.num_nodes();
-    stats_.eclasses = state_->graph.num_classes();
-    const select::RuleSet& rules = state_->rules;
     std::vector<std::pair<std::size_t, std::size_t>> applied;  // (count, rule)
-    for (std::size_t r = 0; r < rules.rules.size(); ++r) {
-      std::size_t n = 0;
-      for (const auto& report : e.reports()) n += report.total_applied(r);
-      if (n > 0) applied.emplace_back(n, r);
-    }
+    for (std::size_t r = 0; r < count.size(); ++r)
+      if (count[r] > 0) applied.emplace_back(count[r], r);
     stats_.axioms_applied = stats_.isa_rules_applied = stats_.identity_rules_applied = 0;
     for (const auto& [n, r] : applied) {
       if (r < rules.axiom_count) stats_.axioms_applied += n;
@@ -261,7 +263,7 @@ class CandidateStream {
     }
     alloc::AllocateResult r;
     try {
-      r = alloc::allocate(graph, state_->context, state_->init.image, state_->solver, options);
+      r = alloc::allocate(graph, state_->context, image(), state_->solver, options);
     } catch (const Error& e) {
       // The graph does not fit the ISA or the kernel image (values.hpp): try the next one.
       record_failure(e.what());
@@ -336,7 +338,7 @@ inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaV
     // limit leaves the question open, and the message says so.
     std::string why;
     if (s.stop == StopReason::Timeout) why = "none before the timeout";
-    else if (s.saturated) why = fmt::format("no combination of {} instructions computes the kernel", isa.name);
+    else if (s.saturated) why = fmt::format("no combination of {} instructions computes the kernel under act's rewrite rules", isa.name);
     else why = fmt::format("none before rewriting stopped on its {} (a program may still exist)",
                            s.rewrite_stop.empty() ? std::string("limits") : s.rewrite_stop);
     out += fmt::format("instruction selection found no pii graph: {} ({} rewrite iterations over {} rounds, {} e-nodes, e-graph {})",

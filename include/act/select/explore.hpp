@@ -146,6 +146,15 @@ class Explorer {
     return extractor.explain_unmet_roots();
   }
 
+  // Extractor::unmet_byte_view_of_producible_value on the current e-graph.
+  bool unmet_byte_view_of_producible_value() {
+    if (!graph_.is_clean()) graph_.rebuild();
+    ExtractorOptions probe = options_.extractor;
+    probe.max_size = 0;
+    const Extractor extractor(graph_, context_, roots_, std::move(probe));
+    return extractor.unmet_byte_view_of_producible_value();
+  }
+
   std::size_t iterations() const {
     std::size_t n = 0;
     for (const auto& r : reports_) n += r.iterations.size();

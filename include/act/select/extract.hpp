@@ -314,6 +314,44 @@ class Extractor {
     return out;
   }
 
+  // Some root cannot be produced although a computed value behind it can: the search from the
+  // unmet roots (as explain_unmet_roots) meets a byte view, bitcast-convert to u8, of a
+  // producible value of another type. Splitting the output into smaller byte pieces may let
+  // a store write it (GroupExplorer retries with a deeper split only then).
+  bool unmet_byte_view_of_producible_value() const {
+    const auto somewhere = [&](std::uint32_t c) {
+      for (std::size_t b = 0; b < buffers_; ++b)
+        if (producible_[key(Request{c, static_cast<int>(b)})]) return true;
+      return false;
+    };
+    std::vector<std::uint8_t> visited(classes_.size(), 0);
+    std::vector<std::uint32_t> queue;
+    for (const Request root : root_requests_)
+      if (!producible_[key(root)] && !visited[root.cls]) {
+        visited[root.cls] = 1;
+        queue.push_back(root.cls);
+      }
+    for (std::size_t q = 0; q < queue.size() && q < 4096; ++q) {
+      const std::uint32_t c = queue[q];
+      if (somewhere(c)) continue;
+      for (egraph::Id n : graph_.eclass(classes_[c]).nodes) {
+        const auto view = graph_.node(n);
+        if (view.op.kind != NodeKind::Operator) continue;
+        for (egraph::Id child : view.children) {
+          const std::uint32_t d = dense(graph_.find(child));
+          if (view.op.opcode == hlo::Opcode::BitcastConvert && graph_.data(classes_[c]).type.dtype == DType::u8 &&
+              graph_.data(classes_[d]).type.dtype != DType::u8 && somewhere(d))
+            return true;
+          if (!somewhere(d) && !visited[d]) {
+            visited[d] = 1;
+            queue.push_back(d);
+          }
+        }
+      }
+    }
+    return false;
+  }
+
  private:
   struct Request {
     std::uint32_t cls = 0;  // dense class index

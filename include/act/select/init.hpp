@@ -14,6 +14,7 @@
 // as a ReduceKind; anything outside the tensor language is Error(Unsupported) at its location.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -27,6 +28,7 @@
 #include "act/core/shape.hpp"
 #include "act/hlo/module.hpp"
 #include "act/hlo/shape_check.hpp"
+#include "act/select/output_groups.hpp"
 #include "act/select/tensor_graph.hpp"
 #include "act/sim/kernel_image.hpp"
 
@@ -37,6 +39,8 @@ struct InitialGraph {
   std::vector<egraph::Id> inputs;   // the Input node u8[bytes] of each parameter, by parameter number
   std::vector<std::int64_t> input_addresses;   // HBM address of each input (kernel image)
   std::vector<std::int64_t> output_addresses;  // HBM address of each root (kernel image)
+  std::vector<std::size_t> outputs;  // the kernel output (image.outputs index) each root stores
+  std::int64_t smallest_output_piece = 0;  // bytes of the smallest byte piece of an output (0: none split)
   sim::KernelImage image;           // the whole HBM placement (phase 2 needs it)
   bool reorders_bytes = false;      // some input or output is tiled or not row-major
 };
@@ -102,24 +106,26 @@ inline egraph::Id byte_concat(TensorGraph& graph, SelectionContext& context, egr
 // axioms K1 needs), never below 16 bytes (the narrowest store, vpmovusdb's: K5's u8[3,16] output
 // is three 16-byte rows). K1's 4 KiB output reaches its 1 KiB tiles; a 12 KiB one (3 x 4 KiB)
 // does too.
-inline void split_bytes(TensorGraph& graph, SelectionContext& context, egraph::Id value, int depth) {
+inline std::int64_t split_bytes(TensorGraph& graph, SelectionContext& context, egraph::Id value, int depth) {
   const Shape type = graph.data(value).type;
-  if (depth <= 0 || type.dims.size() != 1 || type.dims[0] < 32) return;
+  if (type.dims.size() != 1) return 0;
   const std::int64_t n = type.dims[0];
+  if (depth <= 0 || n < 32) return n;
   std::int64_t power = 1;
   while (n % (power * 2) == 0) power *= 2;
   const std::int64_t pieces = n / power;
-  if (pieces > 32 || (pieces == 1 && n % 2 != 0)) return;
+  if (pieces > 32 || (pieces == 1 && n % 2 != 0)) return n;
   const std::int64_t piece = pieces > 1 ? power : n / 2;
-  if (piece < 16) return;
+  if (piece < 16) return n;
   egraph::Id acc = byte_slice(graph, context, value, 0, piece);
-  split_bytes(graph, context, acc, pieces > 1 ? depth : depth - 1);
+  std::int64_t smallest = split_bytes(graph, context, acc, pieces > 1 ? depth : depth - 1);
   for (std::int64_t at = piece; at < n; at += piece) {
     const egraph::Id part = byte_slice(graph, context, value, at, at + piece);
-    split_bytes(graph, context, part, pieces > 1 ? depth : depth - 1);
+    smallest = std::min(smallest, split_bytes(graph, context, part, pieces > 1 ? depth : depth - 1));
     acc = byte_concat(graph, context, acc, part);
   }
   graph.unite(value, acc);
+  return smallest;
 }
 
 // concat^H and the concatenate axioms are binary, so an n-ary concatenate enters nested. Equal
@@ -297,14 +303,29 @@ class Builder {
 
 }  // namespace init_detail
 
-// Adds the kernel's entry computation to `graph`; see the header comment.
-inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, const hlo::Module& kernel) {
+// Adds the kernel's entry computation to `graph`; see the header comment. With `outputs` (kernel
+// output indices, ascending), only those outputs become roots and only the instructions they
+// depend on enter the graph (one group of output_groups.hpp); the HBM image is the whole
+// kernel's either way. Empty: every output and every instruction. `deeper_split`: levels of
+// output byte split beyond the default (see below).
+inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, const hlo::Module& kernel,
+                               std::span<const std::size_t> outputs = {}, int deeper_split = 0) {
   using hlo::Opcode;
   using init_detail::Id;
   init_detail::Builder b(graph, context);
   InitialGraph result;
   result.image = sim::kernel_image(kernel);
   const hlo::Computation& entry = kernel.entry_computation();
+  std::vector<bool> needed(entry.instructions.size(), true);
+  if (!outputs.empty()) {
+    const hlo::Instruction& root = entry.root_instruction();
+    std::vector<int> wanted;
+    for (std::size_t k : outputs) {
+      if (k >= result.image.outputs.size()) throw Error(ErrorKind::Internal, fmt::format("add_kernel: no output {}", k));
+      wanted.push_back(root.opcode == Opcode::Tuple ? root.operands.at(k) : entry.root);
+    }
+    needed = instructions_needed_by(entry, wanted);
+  }
   for (const hlo::Instruction& inst : entry.instructions)
     if (inst.opcode == Opcode::Parameter || &inst == &entry.root_instruction())
       result.reorders_bytes = result.reorders_bytes || reorders_bytes(inst.shape);
@@ -312,6 +333,11 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   std::vector<Id> value(entry.instructions.size(), egraph::kNoId);
   for (std::size_t p = 0; p < result.image.inputs.size(); ++p) {
     const sim::HbmRegion& region = result.image.inputs[p];
+    if (!needed[static_cast<std::size_t>(entry.parameters[p])]) {
+      result.inputs.push_back(egraph::kNoId);
+      result.input_addresses.push_back(region.address);
+      continue;
+    }
     const Id input = graph.add(make_input(context.attributes, static_cast<std::int64_t>(p), region.bytes));
     result.inputs.push_back(input);
     result.input_addresses.push_back(region.address);
@@ -321,9 +347,12 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
     const hlo::Instruction& inst = entry.instructions[i];
     if (inst.opcode == Opcode::Parameter) continue;
+    if (!needed[i] && static_cast<int>(i) != entry.root) continue;
+    // The ROOT tuple's elements outside `outputs` were not built.
+    const bool subset_root = !outputs.empty() && inst.opcode == Opcode::Tuple && static_cast<int>(i) == entry.root;
     std::vector<Id> operands;
     for (int o : inst.operands) {
-      if (o < 0 || static_cast<std::size_t>(o) >= i || value[static_cast<std::size_t>(o)] == egraph::kNoId)
+      if (o < 0 || static_cast<std::size_t>(o) >= i || (!subset_root && value[static_cast<std::size_t>(o)] == egraph::kNoId))
         init_detail::unsupported(inst, "uses a value outside the tensor language (a tuple?)");
       operands.push_back(value[static_cast<std::size_t>(o)]);
     }
@@ -416,7 +445,9 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   }
   if (results.size() != result.image.outputs.size())
     init_detail::unsupported(root, "has a result act cannot place in HBM");
-  for (std::size_t r = 0; r < results.size(); ++r) {
+  for (std::size_t r = 0; r < results.size(); ++r)
+    if (outputs.empty() || std::find(outputs.begin(), outputs.end(), r) != outputs.end()) result.outputs.push_back(r);
+  for (std::size_t r : result.outputs) {
     result.roots.push_back(b.write_array(results[r], result.image.outputs[r].shape));
     result.output_addresses.push_back(result.image.outputs[r].address);
   }
@@ -430,8 +461,11 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   // equal pieces, so the pieces reach rows the instructions write. A 2-row piece would need
   // the axioms to split the value and its bytes, which they do not reach in time. K2's
   // s32[16,32] stays at 4 levels: 5 grew its e-graph past the point where K2 compiles.
+  // `deeper_split` adds levels: the group explorer retries with it when an enumeration ends
+  // without any pii graph (f32[16,32]{T(16,16)} needs 64-byte rows, 5 levels).
   if (result.reorders_bytes || init_detail::has_tile_unit(context.isa))
-    for (std::size_t r = 0; r < result.roots.size(); ++r) {
+    for (std::size_t k = 0; k < result.roots.size(); ++k) {
+      const std::size_t r = result.outputs[k];
       const hlo::Instruction& producer =
           root.opcode == Opcode::Tuple ? entry.instructions[static_cast<std::size_t>(root.operands[r])] : root;
       const auto& dims = producer.shape.dims;
@@ -441,7 +475,8 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
       while (depth < 10 && (std::int64_t{1} << depth) < rows) ++depth;
       if (producer.opcode == Opcode::Concatenate && producer.dimensions == std::vector<std::int64_t>{0})
         while (depth < 10 && producer.operands.size() % (std::size_t{1} << (depth + 1)) == 0) ++depth;
-      init_detail::split_bytes(graph, context, result.roots[r], depth);
+      const std::int64_t smallest = init_detail::split_bytes(graph, context, result.roots[k], depth + deeper_split);
+      if (result.smallest_output_piece == 0 || smallest < result.smallest_output_piece) result.smallest_output_piece = smallest;
     }
   graph.rebuild();
   return result;

@@ -235,4 +235,61 @@ class PiiGraph {
   std::vector<std::size_t> roots_;
 };
 
+// The same pii graph under another SelectionContext: attribute records and constants re-interned
+// into `to` (constant ids change with them), everything else as is.
+inline PiiGraph translate_pii_graph(const PiiGraph& graph, const SelectionContext& from, SelectionContext& to) {
+  std::vector<PiiNode> nodes = graph.nodes();
+  for (PiiNode& x : nodes) {
+    NodeAttributes a = from.attributes[x.op.attributes];
+    if (x.kind == PiiNodeKind::Constant && x.index >= 0) {
+      x.index = to.constants.intern(from.constants[x.index]);
+      if (x.op.kind == NodeKind::Constant && a.index >= 0) a.index = x.index;  // not a folded class
+    }
+    x.op.attributes = to.attributes.intern(a);
+  }
+  return PiiGraph(std::move(nodes), graph.roots());
+}
+
+// One pii graph from the graphs of independent output groups (output_groups.hpp), all extracted
+// under (or translated to) one SelectionContext: part p computes the kernel outputs `outputs[p]` (its roots in that
+// order). The result has one root per kernel output (`output_count`, each covered once) and
+// reads each kernel input and constant through one leaf, so phase 2 sees an input once.
+inline PiiGraph merge_pii_graphs(const std::vector<const PiiGraph*>& parts, const std::vector<std::vector<std::size_t>>& outputs,
+                                 std::size_t output_count) {
+  if (parts.size() != outputs.size()) throw Error(ErrorKind::Internal, "merge_pii_graphs: one output list per part");
+  std::vector<PiiNode> nodes;
+  std::vector<std::size_t> roots(output_count, static_cast<std::size_t>(-1));
+  std::vector<std::pair<std::pair<PiiNodeKind, std::int64_t>, std::size_t>> leaves;  // shared leaf -> node
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    const PiiGraph& part = *parts[p];
+    if (part.roots().size() != outputs[p].size()) throw Error(ErrorKind::Internal, "merge_pii_graphs: roots and outputs differ");
+    std::vector<std::size_t> number(part.nodes().size());
+    for (std::size_t i = 0; i < part.nodes().size(); ++i) {
+      PiiNode x = part.node(i);
+      const bool shared = (x.kind == PiiNodeKind::Input || x.kind == PiiNodeKind::Constant) && x.index >= 0;
+      if (shared) {
+        const auto key = std::make_pair(x.kind, x.index);
+        const auto it = std::find_if(leaves.begin(), leaves.end(), [&](const auto& e) { return e.first == key; });
+        if (it != leaves.end() && nodes[it->second].type.same_type(x.type)) {
+          number[i] = it->second;
+          continue;
+        }
+        leaves.emplace_back(key, nodes.size());
+      }
+      for (std::size_t& o : x.operands) o = number[o];
+      number[i] = nodes.size();
+      nodes.push_back(std::move(x));
+    }
+    for (std::size_t r = 0; r < outputs[p].size(); ++r) {
+      const std::size_t k = outputs[p][r];
+      if (k >= output_count || roots[k] != static_cast<std::size_t>(-1))
+        throw Error(ErrorKind::Internal, fmt::format("merge_pii_graphs: output {} out of range or covered twice", k));
+      roots[k] = number[part.roots()[r]];
+    }
+  }
+  for (std::size_t k = 0; k < output_count; ++k)
+    if (roots[k] == static_cast<std::size_t>(-1)) throw Error(ErrorKind::Internal, fmt::format("merge_pii_graphs: output {} has no root", k));
+  return PiiGraph(std::move(nodes), roots);
+}
+
 }  // namespace act::select

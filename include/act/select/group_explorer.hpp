@@ -1,0 +1,261 @@
+// Phase 1 per independent output group (output_groups.hpp): module 1 puts each group's outputs
+// in an e-graph of its own, an Explorer saturates and extracts each one under its own backoff
+// schedule and node limit, and the pii graphs of the groups are combined into pii graphs of the
+// whole kernel (merge_pii_graphs). A kernel with one group is explored exactly as before.
+// With several groups, each also has a SelectionContext and rule set of its own, so it is
+// explored exactly as a kernel of its outputs alone would be (interning order steers matching
+// order, and with it what the backoff schedule bans); its graphs are translated into the
+// caller's context, which phase 2 reads.
+//
+// A group whose enumeration ends without any pii graph (not on a timeout) because a byte view
+// of a value it can compute is missing (Extractor::unmet_byte_view_of_producible_value) is
+// rebuilt with the output byte split one level deeper (add_kernel's deeper_split) while its
+// pieces can still be halved, at most kMaxDeeperSplits times: a deeper split costs e-nodes most kernels do not need
+// (K1 and K2 no longer compile within 5 s at one level more), but an output only ever written a
+// row at a time needs pieces of one row.
+//
+// Combinations come level by level: level L holds every choice of one graph per group whose
+// latest graph is the group's L-th (0-based), so the first combination is every group's first
+// graph, and each group's L-th graph is extracted only when level L begins. Every combination
+// of graphs the groups yield is eventually produced, so completeness carries over from the
+// explorers.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "act/hlo/module.hpp"
+#include "act/select/constant_folding.hpp"
+#include "act/select/explore.hpp"
+#include "act/select/init.hpp"
+#include "act/select/output_groups.hpp"
+#include "act/select/pii_graph.hpp"
+#include "act/select/rule_set.hpp"
+#include "act/select/tensor_graph.hpp"
+
+namespace act::select {
+
+class GroupExplorer {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  static constexpr int kMaxDeeperSplits = 2;
+
+  struct Group {
+    explicit Group(SelectionContext* c) : context(c), graph(std::make_unique<TensorGraph>(TensorAnalysis(c))) {}
+    std::unique_ptr<SelectionContext> own_context;  // several groups, or a retry: this group's
+    SelectionContext* context;                      // own_context, or the caller's
+    std::vector<std::size_t> outputs;               // kernel outputs this group computes
+    std::unique_ptr<TensorGraph> graph;             // of the current attempt
+    InitialGraph init;
+    RuleSet own_rules;                              // built for own_context
+    std::unique_ptr<Explorer> explorer;
+    int deeper_split = 0;                           // add_kernel's, for the current attempt
+    std::vector<egraph::RunReport> earlier_reports; // rewriting runs of earlier attempts
+    std::vector<PiiGraph> graphs;                   // yielded so far, in the caller's context
+    bool done = false;                              // its explorer has nothing more
+    bool yielded_any = false;                       // some attempt yielded a graph
+
+    // Every rewriting run of every attempt, in order.
+    std::vector<egraph::RunReport> reports() const {
+      std::vector<egraph::RunReport> all = earlier_reports;
+      if (explorer) all.insert(all.end(), explorer->reports().begin(), explorer->reports().end());
+      return all;
+    }
+  };
+
+  // Module 1 for every group (throws Error(Unsupported) as add_kernel does). `context` (with
+  // its isa set) must outlive the explorer.
+  GroupExplorer(SelectionContext& context, const hlo::Module& kernel) : context_(context), kernel_(kernel) {
+    const auto outputs = independent_output_groups(kernel);
+    multi_group_ = outputs.size() > 1;
+    for (const auto& group_outputs : outputs) {
+      std::unique_ptr<SelectionContext> own;
+      if (outputs.size() > 1) {
+        own = std::make_unique<SelectionContext>();
+        own->isa = context.isa;
+      }
+      auto g = std::make_unique<Group>(own ? own.get() : &context);
+      g->own_context = std::move(own);
+      g->outputs = group_outputs;
+      build_graph(*g);
+      groups_.push_back(std::move(g));
+    }
+    output_count_ = groups_.front()->init.image.outputs.size();
+  }
+  GroupExplorer(const GroupExplorer&) = delete;
+  GroupExplorer& operator=(const GroupExplorer&) = delete;
+
+  // Creates the explorers (modules 2-3). `rules` were built by rule_set(context) and must
+  // outlive this object; with several groups each builds the same rule set for its own
+  // context (rule indices agree). A group whose options leave extractor.fold_constant unset
+  // folds constants in its own e-graph.
+  void start(const RuleSet& rules, const ExplorerOptions& options) {
+    rules_ = &rules;
+    options_ = options;
+    for (auto& g : groups_) {
+      if (g->own_context) g->own_rules = rule_set(*g->context);
+      start_explorer(*g);
+    }
+  }
+
+  // The next pii graph of the whole kernel not yielded before, or nullopt when the enumeration
+  // is over or `until` passed (timed_out(); for good, as Explorer::next).
+  std::optional<PiiGraph> next(TimePoint until = TimePoint::max()) {
+    if (groups_.size() == 1) {
+      Group& g = *groups_.front();
+      std::optional<PiiGraph> graph = fetch(g, until);
+      if (!graph) timed_out_ = g.explorer->timed_out();
+      if (graph && g.context != &context_) return translate_pii_graph(*graph, *g.context, context_);
+      return graph;
+    }
+    while (!finished_) {
+      if (!level_open_ && !open_level(until)) return std::nullopt;
+      while (advance())
+        if (*std::max_element(choice_.begin(), choice_.end()) == level_) return merged();
+      ++level_;
+      level_open_ = false;
+    }
+    return std::nullopt;
+  }
+
+  bool timed_out() const { return timed_out_; }
+  std::size_t size() const { return groups_.size(); }
+  const Group& group(std::size_t i) const { return *groups_.at(i); }
+  const sim::KernelImage& image() const { return groups_.front()->init.image; }
+
+  // Every group's unmet root requests (Explorer::unmet_roots), one group after another.
+  std::string unmet_roots() const {
+    std::string out;
+    for (const auto& g : groups_) {
+      if (!g->explorer) continue;
+      const std::string unmet = g->explorer->unmet_roots();
+      if (unmet.empty()) continue;
+      if (!out.empty()) out += "\n";
+      out += groups_.size() == 1 ? unmet : fmt::format("outputs {}: {}", fmt::join(g->outputs, ","), unmet);
+    }
+    return out;
+  }
+
+ private:
+  // Module 1 for the group's outputs at its deeper_split, into a new e-graph.
+  void build_graph(Group& g) {
+    g.graph = std::make_unique<TensorGraph>(TensorAnalysis(g.context));
+    g.init = add_kernel(*g.graph, *g.context, kernel_,
+                        multi_group_ ? std::span<const std::size_t>(g.outputs) : std::span<const std::size_t>(),
+                        g.deeper_split);
+    g.graph->rebuild();
+  }
+
+  void start_explorer(Group& g) {
+    ExplorerOptions o = options_;
+    if (!o.extractor.fold_constant) {
+      auto folder = std::make_shared<ConstantFolder>(*g.graph, *g.context);
+      o.extractor.fold_constant = [folder](egraph::Id cls) { return (*folder)(cls); };
+    }
+    const RuleSet& group_rules = g.own_context ? g.own_rules : *rules_;
+    g.explorer = std::make_unique<Explorer>(*g.graph, *g.context, g.init.roots, group_rules.rules, std::move(o));
+  }
+
+  // The group's next graph. An enumeration that ends without any graph, and not on a timeout,
+  // starts over with the output split one level deeper (see the header comment).
+  std::optional<PiiGraph> fetch(Group& g, TimePoint until) {
+    for (;;) {
+      std::optional<PiiGraph> graph = g.explorer->next(until);
+      if (graph) g.yielded_any = true;
+      if (graph || g.yielded_any || g.explorer->timed_out() || g.deeper_split >= kMaxDeeperSplits ||
+          g.init.smallest_output_piece < 32 || !g.explorer->unmet_byte_view_of_producible_value())
+        return graph;
+      g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
+      g.explorer.reset();
+      // A fresh context too, so the new attempt interns (and matches) as a first one would.
+      g.own_rules = RuleSet();
+      g.own_context = std::make_unique<SelectionContext>();
+      g.own_context->isa = context_.isa;
+      g.context = g.own_context.get();
+      g.own_rules = rule_set(*g.context);
+      ++g.deeper_split;
+      build_graph(g);
+      start_explorer(g);
+    }
+  }
+
+  // Extracts each group's level_-th graph; false (finished) when no combination is left.
+  bool open_level(TimePoint until) {
+    for (auto& g : groups_) {
+      if (g->done || g->graphs.size() > level_) continue;
+      std::optional<PiiGraph> graph = fetch(*g, until);
+      if (graph) {
+        g->graphs.push_back(g->context == &context_ ? std::move(*graph) : translate_pii_graph(*graph, *g->context, context_));
+        continue;
+      }
+      g->done = true;
+      if (g->explorer->timed_out()) {
+        timed_out_ = finished_ = true;
+        return false;
+      }
+    }
+    bool any_new = false;
+    for (const auto& g : groups_) {
+      if (g->graphs.empty()) finished_ = true;  // a group with no graph at all: no combination
+      any_new = any_new || g->graphs.size() > level_;
+    }
+    if (finished_ || !any_new) {
+      finished_ = true;
+      return false;
+    }
+    choice_.assign(groups_.size(), 0);
+    fresh_ = true;
+    level_open_ = true;
+    return true;
+  }
+
+  // Steps the choice through [0, min(level_ + 1, graphs yielded)) per group, last group fastest.
+  bool advance() {
+    if (fresh_) {
+      fresh_ = false;
+      return true;
+    }
+    for (std::size_t k = groups_.size(); k-- > 0;) {
+      const std::size_t bound = std::min(level_ + 1, groups_[k]->graphs.size());
+      if (choice_[k] + 1 < bound) {
+        ++choice_[k];
+        return true;
+      }
+      choice_[k] = 0;
+    }
+    return false;
+  }
+
+  PiiGraph merged() const {
+    std::vector<const PiiGraph*> parts;
+    std::vector<std::vector<std::size_t>> outputs;
+    for (std::size_t k = 0; k < groups_.size(); ++k) {
+      parts.push_back(&groups_[k]->graphs[choice_[k]]);
+      outputs.push_back(groups_[k]->outputs);
+    }
+    return merge_pii_graphs(parts, outputs, output_count_);
+  }
+
+  SelectionContext& context_;
+  hlo::Module kernel_;  // a copy: module 1 runs again on a deeper split
+  const RuleSet* rules_ = nullptr;
+  ExplorerOptions options_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::size_t output_count_ = 0;
+  bool multi_group_ = false;
+  std::size_t level_ = 0;
+  bool level_open_ = false;
+  bool fresh_ = false;
+  std::vector<std::size_t> choice_;  // graph index per group
+  bool finished_ = false;
+  bool timed_out_ = false;
+};
+
+}  // namespace act::select
