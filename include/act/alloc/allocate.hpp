@@ -6,7 +6,9 @@
 // (ForcedInterference) means the same: no schedule can succeed and the search stops.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -24,6 +26,9 @@ struct AllocateOptions {
   CspOptions csp;
   std::size_t max_schedules = 64;     // CSPs solved at most
   std::size_t max_orders = 100000;    // topological orders looked at (pruned ones included)
+  // No schedule is tried after it, and each Z3 call gets at most the time left (the compile's
+  // deadline: a per-call timeout alone let 64 schedules take 64 budgets).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 struct AllocateStats {
@@ -59,9 +64,20 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const select::Sele
   while (result.stats.schedules_tried < options.max_schedules) {
     std::optional<Schedule> schedule = schedules.next();
     if (!schedule) break;
+    CspOptions csp = options.csp;
+    if (options.deadline != std::chrono::steady_clock::time_point::max()) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(options.deadline - std::chrono::steady_clock::now()).count();
+      if (left <= 0) {
+        last_failure = "the compile's deadline passed";
+        break;
+      }
+      const auto cap = static_cast<unsigned>(std::min<long long>(left, std::numeric_limits<unsigned>::max()));
+      csp.timeout_ms = csp.timeout_ms ? std::min(csp.timeout_ms, cap) : cap;
+    }
     ++result.stats.schedules_tried;
     const InterferenceGraph& interference = schedules.last_interference();
-    CspResult r = solver.solve(values, *schedule, interference, options.csp);
+    CspResult r = solver.solve(values, *schedule, interference, csp);
     result.stats.solve_seconds += r.stats.seconds;
     result.stats.interference_edges = r.stats.interference_edges;
     if (r.stats.variables) {

@@ -127,7 +127,7 @@ class CandidateStream {
   }
 
   // The next candidate, or nothing when the enumeration is over or `deadline` has passed (checked
-  // between pii graphs; a Z3 call is also bounded by it unless options.allocate sets a limit).
+  // between pii graphs and between schedules; every Z3 call gets at most the time left).
   std::optional<Candidate> next(Clock::time_point deadline = Clock::time_point::max()) {
     while (!exhausted_ && !timed_out_ && !stopped_) {
       if (Clock::now() >= deadline) return std::nullopt;
@@ -257,10 +257,9 @@ class CandidateStream {
   std::optional<Candidate> allocate(select::PiiGraph graph, Clock::time_point deadline) {
     graph = alloc::rematerialise_in_place_generators(graph, state_->context.isa);
     alloc::AllocateOptions options = options_.allocate;
-    if (options.csp.timeout_ms == 0 && deadline != Clock::time_point::max()) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      options.csp.timeout_ms = static_cast<unsigned>(std::clamp<long long>(left, 1, std::numeric_limits<unsigned>::max()));
-    }
+    // The earlier of the caller's deadline (the heuristic's) and the compile's bounds every
+    // schedule and every Z3 call of this graph (a per-call limit in options.allocate still applies).
+    options.deadline = std::min({options.deadline, deadline, deadline_});
     alloc::AllocateResult r;
     try {
       r = alloc::allocate(graph, state_->context, image(), state_->solver, options);
