@@ -59,7 +59,7 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const select::Sele
   const auto t0 = std::chrono::steady_clock::now();
   AllocateResult result;
   const GraphValues values = analyze_values(graph, context, image);
-  ScheduleGenerator schedules(values, options.max_orders);
+  ScheduleGenerator schedules(values, options.max_orders, options.deadline);
   std::string last_failure;
   while (result.stats.schedules_tried < options.max_schedules) {
     std::optional<Schedule> schedule = schedules.next();

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -216,8 +217,10 @@ class ForcedInterference {
 // when no edge of a core can be avoided that way.
 class ScheduleGenerator {
  public:
-  explicit ScheduleGenerator(const GraphValues& values, std::size_t max_orders = 100000)
-      : v_(values), max_orders_(max_orders) {
+  // `deadline`: next() also gives up once it passes (read every 1024 orders looked at).
+  explicit ScheduleGenerator(const GraphValues& values, std::size_t max_orders = 100000,
+                             std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
+      : v_(values), max_orders_(max_orders), deadline_(deadline) {
     const Schedule first = esun_schedule(v_);
     rank_.assign(v_.size(), kNone);
     for (std::size_t t = 0; t < first.order.size(); ++t) rank_[first.order[t]] = t;
@@ -228,6 +231,7 @@ class ScheduleGenerator {
   std::optional<Schedule> next() {
     while (true) {
       if (looked_at_ >= max_orders_) return std::nullopt;
+      if (looked_at_ % 1024 == 1023 && std::chrono::steady_clock::now() >= deadline_) return std::nullopt;
       Schedule s;
       if (repaired_) {
         s = std::move(*repaired_);
@@ -366,6 +370,7 @@ class ScheduleGenerator {
 
   const GraphValues& v_;
   std::size_t max_orders_;
+  std::chrono::steady_clock::time_point deadline_;
   std::vector<std::size_t> rank_;
   std::vector<NodeIndex> by_rank_;
   bool started_ = false;
