@@ -379,3 +379,10 @@ TEST_CASE("regression amx_f32_transpose: the no-program message says what it pro
           std::string::npos);
   }
 }
+
+TEST_CASE("regression qkv_phase2_over_budget: a program exists, and act compile finds it given time", "[soak][regression]") {
+  // Phase 2 repairs the schedule of the one pii graph phase 1 yields about 20 times (one Z3 call
+  // each) before one allocates: over the soak's 3 s budget, about 2-5 s.
+  check_known_program("qkv_phase2_over_budget", kQkv, 11, 34);
+  check_compiles<isa::Qkv>("qkv_phase2_over_budget", 60.0, 11);
+}
