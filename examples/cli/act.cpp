@@ -25,7 +25,7 @@
 #include "act/hlo/parser.hpp"
 #include "act/hlo/printer.hpp"
 #include "act/isa/registry.hpp"
-#include "act/select/rule_set.hpp"
+#include "act/select/rules/rule_set.hpp"
 #include "act/sim/assembly.hpp"
 #include "act/sim/program_formats.hpp"
 #include "act/sim/verify.hpp"

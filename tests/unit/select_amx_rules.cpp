@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "act/isa/amx.hpp"
-#include "act/select/term_to_hlo.hpp"
+#include "act/select/ir/term_to_hlo.hpp"
 #include "act/testing/catch2.hpp"
 #include "act/isa/registry.hpp"
-#include "act/select/axioms.hpp"
-#include "act/select/isa_rules.hpp"
-#include "act/select/tensor_graph.hpp"
+#include "act/select/rules/axioms.hpp"
+#include "act/select/rules/isa_rules.hpp"
+#include "act/select/ir/tensor_graph.hpp"
 
 using namespace act;
 using namespace act::select;

@@ -14,8 +14,8 @@
 #include <set>
 
 #include "act/hlo/evaluate.hpp"
-#include "act/select/axioms.hpp"
-#include "act/select/term_to_hlo.hpp"
+#include "act/select/rules/axioms.hpp"
+#include "act/select/ir/term_to_hlo.hpp"
 
 using namespace act;
 using namespace act::select;

@@ -12,11 +12,11 @@
 
 #include "act/core/error.hpp"
 #include "act/isa/qkv.hpp"
-#include "act/select/init.hpp"
-#include "act/select/output_groups.hpp"
+#include "act/select/init/kernel_graph.hpp"
+#include "act/select/init/output_groups.hpp"
 #include "act/select/pii_graph.hpp"
-#include "act/select/tensor_graph.hpp"
-#include "act/select/type_inference.hpp"
+#include "act/select/ir/tensor_graph.hpp"
+#include "act/select/ir/type_inference.hpp"
 
 using namespace act;
 using namespace act::select;
@@ -156,7 +156,7 @@ TEST_CASE("type inference: pii output types come from the semantics with alpha b
 // ---- module 1 -------------------------------------------------------------------------------
 
 #include "act/hlo/parser.hpp"
-#include "act/select/init.hpp"
+#include "act/select/init/kernel_graph.hpp"
 #include "act/testing/files.hpp"
 
 namespace {
@@ -362,7 +362,7 @@ ENTRY e {
 
 // ---- IR->ISA rules --------------------------------------------------------------------------
 
-#include "act/select/isa_rules.hpp"
+#include "act/select/rules/isa_rules.hpp"
 
 namespace {
 
@@ -465,8 +465,8 @@ TEST_CASE("IR->ISA rules: describe lists pattern, alpha solving and constraints"
 // ---- identity instructions --------------------------------------------------------------------
 
 #include "act/egraph/runner.hpp"
-#include "act/select/identity_rules.hpp"
-#include "act/select/rule_set.hpp"
+#include "act/select/rules/identity_rules.hpp"
+#include "act/select/rules/rule_set.hpp"
 
 namespace {
 

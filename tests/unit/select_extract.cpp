@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "act/isa/qkv.hpp"
-#include "act/select/explore.hpp"
-#include "act/select/extract.hpp"
+#include "act/select/search/explorer.hpp"
+#include "act/select/search/extractor.hpp"
 #include "act/select/pii_graph.hpp"
 
 using namespace act;

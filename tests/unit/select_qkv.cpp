@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "act/isa/qkv.hpp"
-#include "act/select/explore.hpp"
-#include "act/select/init.hpp"
-#include "act/select/rule_set.hpp"
+#include "act/select/search/explorer.hpp"
+#include "act/select/init/kernel_graph.hpp"
+#include "act/select/rules/rule_set.hpp"
 #include "act/testing/files.hpp"
 
 using namespace act;

@@ -11,9 +11,9 @@
 #include "act/hlo/parser.hpp"
 #include "act/isa/amx.hpp"
 #include "act/isa/qkv.hpp"
-#include "act/select/init.hpp"
-#include "act/select/views.hpp"
-#include "act/select/view_rules.hpp"
+#include "act/select/init/kernel_graph.hpp"
+#include "act/select/ir/views.hpp"
+#include "act/select/rules/view_rules.hpp"
 #include "act/testing/catch2.hpp"
 #include "act/testing/files.hpp"
 

@@ -30,7 +30,7 @@
 #include "act/core/error.hpp"
 #include "act/isa/description.hpp"
 #include "act/select/pii_graph.hpp"
-#include "act/select/tensor_language.hpp"
+#include "act/select/ir/tensor_language.hpp"
 #include "act/sim/kernel_image.hpp"
 #include "act/sym/expr.hpp"
 

@@ -34,8 +34,8 @@
 #include "act/core/error.hpp"
 #include "act/hlo/module.hpp"
 #include "act/isa/description.hpp"
-#include "act/select/group_explorer.hpp"
-#include "act/select/rule_set.hpp"
+#include "act/select/search/group_explorer.hpp"
+#include "act/select/rules/rule_set.hpp"
 #include "act/hlo/evaluate.hpp"
 #include "act/sim/kernel_image.hpp"
 

@@ -18,7 +18,7 @@
 
 #include "act/alloc/allocate.hpp"
 #include "act/isa/description.hpp"
-#include "act/select/explore.hpp"
+#include "act/select/search/explorer.hpp"
 #include "act/sim/assembly.hpp"
 
 namespace act::codegen {

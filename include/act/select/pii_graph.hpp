@@ -28,7 +28,7 @@
 #include "act/egraph/id.hpp"
 #include "act/hlo/module.hpp"
 #include "act/isa/description.hpp"
-#include "act/select/tensor_language.hpp"
+#include "act/select/ir/tensor_language.hpp"
 
 namespace act::select {
 

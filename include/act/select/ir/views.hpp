@@ -28,7 +28,7 @@
 
 #include "act/core/dtype.hpp"
 #include "act/core/shape.hpp"
-#include "act/select/tensor_graph.hpp"
+#include "act/select/ir/tensor_graph.hpp"
 
 namespace act::select {
 

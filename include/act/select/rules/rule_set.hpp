@@ -17,11 +17,11 @@
 
 #include <fmt/format.h>
 
-#include "act/select/axioms.hpp"
-#include "act/select/constant_rules.hpp"
-#include "act/select/identity_rules.hpp"
-#include "act/select/isa_rules.hpp"
-#include "act/select/view_rules.hpp"
+#include "act/select/rules/axioms.hpp"
+#include "act/select/rules/constant_rules.hpp"
+#include "act/select/rules/identity_rules.hpp"
+#include "act/select/rules/isa_rules.hpp"
+#include "act/select/rules/view_rules.hpp"
 
 namespace act::select {
 

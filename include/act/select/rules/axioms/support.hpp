@@ -17,7 +17,7 @@
 #include "act/core/literal.hpp"
 #include "act/egraph/rewrite.hpp"
 #include "act/hlo/shape_check.hpp"
-#include "act/select/tensor_graph.hpp"
+#include "act/select/ir/tensor_graph.hpp"
 
 namespace act::select {
 

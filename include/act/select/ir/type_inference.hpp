@@ -29,7 +29,7 @@
 #include "act/hlo/parser.hpp"
 #include "act/hlo/shape_check.hpp"
 #include "act/isa/description.hpp"
-#include "act/select/tensor_language.hpp"
+#include "act/select/ir/tensor_language.hpp"
 #include "act/sym/expr.hpp"
 
 namespace act::select {

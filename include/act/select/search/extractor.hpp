@@ -51,8 +51,8 @@
 #include "act/core/error.hpp"
 #include "act/egraph/id.hpp"
 #include "act/select/pii_graph.hpp"
-#include "act/select/tensor_graph.hpp"
-#include "act/select/tensor_language.hpp"
+#include "act/select/ir/tensor_graph.hpp"
+#include "act/select/ir/tensor_language.hpp"
 
 namespace act::select {
 

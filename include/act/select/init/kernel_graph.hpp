@@ -28,8 +28,8 @@
 #include "act/core/shape.hpp"
 #include "act/hlo/module.hpp"
 #include "act/hlo/shape_check.hpp"
-#include "act/select/output_groups.hpp"
-#include "act/select/tensor_graph.hpp"
+#include "act/select/init/output_groups.hpp"
+#include "act/select/ir/tensor_graph.hpp"
 #include "act/sim/kernel_image.hpp"
 
 namespace act::select {

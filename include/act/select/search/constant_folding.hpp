@@ -16,8 +16,8 @@
 #include <unordered_map>
 #include "act/core/error.hpp"
 #include "act/hlo/evaluate.hpp"
-#include "act/select/tensor_graph.hpp"
-#include "act/select/term_to_hlo.hpp"
+#include "act/select/ir/tensor_graph.hpp"
+#include "act/select/ir/term_to_hlo.hpp"
 
 namespace act::select {
 

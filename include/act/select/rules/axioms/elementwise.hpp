@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "act/select/axioms_support.hpp"
+#include "act/select/rules/axioms/support.hpp"
 
 namespace act::select::axiom_detail {
 

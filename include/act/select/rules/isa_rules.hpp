@@ -67,8 +67,8 @@
 #include "act/egraph/rewrite.hpp"
 #include "act/hlo/parser.hpp"
 #include "act/hlo/shape_check.hpp"
-#include "act/select/init.hpp"
-#include "act/select/tensor_graph.hpp"
+#include "act/select/init/kernel_graph.hpp"
+#include "act/select/ir/tensor_graph.hpp"
 #include "act/sym/expr.hpp"
 #include "act/sym/z3.hpp"
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "act/select/axioms_support.hpp"
+#include "act/select/rules/axioms/support.hpp"
 
 namespace act::select::axiom_detail {
 

@@ -18,8 +18,8 @@
 #include <fmt/format.h>
 
 #include "act/egraph/pattern.hpp"
-#include "act/select/isa_rules.hpp"
-#include "act/select/tensor_graph.hpp"
+#include "act/select/rules/isa_rules.hpp"
+#include "act/select/ir/tensor_graph.hpp"
 
 namespace act::select {
 

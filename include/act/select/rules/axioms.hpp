@@ -9,11 +9,11 @@
 
 #include <vector>
 
-#include "act/select/axioms_dot.hpp"
-#include "act/select/axioms_elementwise.hpp"
-#include "act/select/axioms_layout.hpp"
-#include "act/select/axioms_slicing.hpp"
-#include "act/select/axioms_support.hpp"
+#include "act/select/rules/axioms/dot.hpp"
+#include "act/select/rules/axioms/elementwise.hpp"
+#include "act/select/rules/axioms/layout.hpp"
+#include "act/select/rules/axioms/slicing.hpp"
+#include "act/select/rules/axioms/support.hpp"
 
 namespace act::select {
 

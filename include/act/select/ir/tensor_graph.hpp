@@ -16,8 +16,8 @@
 #include "act/egraph/pattern.hpp"
 #include "act/egraph/rewrite.hpp"
 #include "act/isa/description.hpp"
-#include "act/select/tensor_language.hpp"
-#include "act/select/type_inference.hpp"
+#include "act/select/ir/tensor_language.hpp"
+#include "act/select/ir/type_inference.hpp"
 
 namespace act::select {
 

@@ -31,13 +31,13 @@
 #include <vector>
 
 #include "act/hlo/module.hpp"
-#include "act/select/constant_folding.hpp"
-#include "act/select/explore.hpp"
-#include "act/select/init.hpp"
-#include "act/select/output_groups.hpp"
+#include "act/select/search/constant_folding.hpp"
+#include "act/select/search/explorer.hpp"
+#include "act/select/init/kernel_graph.hpp"
+#include "act/select/init/output_groups.hpp"
 #include "act/select/pii_graph.hpp"
-#include "act/select/rule_set.hpp"
-#include "act/select/tensor_graph.hpp"
+#include "act/select/rules/rule_set.hpp"
+#include "act/select/ir/tensor_graph.hpp"
 
 namespace act::select {
 

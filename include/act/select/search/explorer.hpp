@@ -29,9 +29,9 @@
 #include "act/core/error.hpp"
 #include "act/egraph/rewrite.hpp"
 #include "act/egraph/runner.hpp"
-#include "act/select/extract.hpp"
+#include "act/select/search/extractor.hpp"
 #include "act/select/pii_graph.hpp"
-#include "act/select/tensor_graph.hpp"
+#include "act/select/ir/tensor_graph.hpp"
 
 namespace act::select {
 

@@ -19,8 +19,8 @@
 #include "act/egraph/pattern.hpp"
 #include "act/hlo/parser.hpp"
 #include "act/sym/expr.hpp"
-#include "act/select/tensor_graph.hpp"
-#include "act/select/views.hpp"
+#include "act/select/ir/tensor_graph.hpp"
+#include "act/select/ir/views.hpp"
 
 namespace act::select {
 

@@ -17,7 +17,7 @@
 #include "act/core/error.hpp"
 #include "act/hlo/builder.hpp"
 #include "act/hlo/module.hpp"
-#include "act/select/tensor_graph.hpp"
+#include "act/select/ir/tensor_graph.hpp"
 
 namespace act::select {
 

@@ -17,8 +17,8 @@
 
 #include "act/core/literal.hpp"
 #include "act/egraph/pattern.hpp"
-#include "act/select/tensor_graph.hpp"
-#include "act/select/tensor_language.hpp"
+#include "act/select/ir/tensor_graph.hpp"
+#include "act/select/ir/tensor_language.hpp"
 
 namespace act::select {
 

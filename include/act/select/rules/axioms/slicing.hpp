@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "act/select/axioms_support.hpp"
+#include "act/select/rules/axioms/support.hpp"
 
 namespace act::select::axiom_detail {
 
