@@ -1,28 +1,9 @@
 // act — everything a user needs: #include <act/act.hpp>
+// (<act/simulate.hpp> alone gives the parser, interpreter, ISA DSL and simulator without the
+// compiler, Z3 or phase 1.)
 #pragma once
 
-#include "act/core/dtype.hpp"
-#include "act/core/error.hpp"
-#include "act/core/float16.hpp"
-#include "act/core/layout.hpp"
-#include "act/core/literal.hpp"
-#include "act/core/shape.hpp"
-
-#include "act/hlo/evaluate.hpp"
-#include "act/hlo/module.hpp"
-#include "act/hlo/parser.hpp"
-#include "act/hlo/printer.hpp"
-
-#include "act/sym/expr.hpp"
-
-#include "act/isa/description.hpp"
-#include "act/isa/validate.hpp"
-
-#include "act/sim/assembly.hpp"
-#include "act/sim/kernel_image.hpp"
-#include "act/sim/machine.hpp"
-#include "act/sim/program_formats.hpp"
-#include "act/sim/verify.hpp"
+#include "act/simulate.hpp"
 
 // The compiler: act::Backend<Isa> (phase 1, phase 2, cost model, candidate enumeration).
 #include "act/codegen/backend.hpp"

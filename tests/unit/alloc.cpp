@@ -46,11 +46,13 @@ PiiNode pii(std::int64_t instruction, std::vector<std::int64_t> alpha, int buffe
   return x;
 }
 
-select::SelectionContext qkv_context() {
-  select::SelectionContext c;
-  c.isa = isa::view<isa::Qkv>();
-  return c;
-}
+// What phase 2 reads besides the pii graph: the ISA and the constant pool.
+struct Phase2Context {
+  isa::IsaView isa;
+  select::ConstantTable constants;
+};
+
+Phase2Context qkv_context() { return Phase2Context{isa::view<isa::Qkv>(), {}}; }
 
 // The paper's Fig. 10a: softmax(Q Kᵀ) V with every n = 64. PiiGraph renumbers the nodes in
 // post-order from the root: Q 0, load_rm 1, K 2, load_cm 3, gemm 4, softmax 5, mov 6, V 7,
@@ -161,10 +163,8 @@ ENTRY main {
 }
 
 template <class Isa>
-select::SelectionContext context_of() {
-  select::SelectionContext c;
-  c.isa = isa::view<Isa>();
-  return c;
+Phase2Context context_of() {
+  return Phase2Context{isa::view<Isa>(), {}};
 }
 
 }  // namespace
@@ -173,7 +173,7 @@ TEST_CASE("esun orders the QKV graph depth-first and a value read last does not 
   const auto g = qkv_attention_graph();
   const auto ctx = qkv_context();
   const auto kernel = attention();
-  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(kernel));
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
   const alloc::Schedule s = alloc::esun_schedule(values);
   REQUIRE(s.order.size() == 9);  // the 9 instructions, leaves excluded
   CHECK(s.order.back() == 11);
@@ -195,7 +195,7 @@ TEST_CASE("the QKV attention graph allocates to the paper's nine instructions an
   const auto ctx = qkv_context();
   const auto kernel = attention();
   const auto image = sim::kernel_image(kernel);
-  const auto r = alloc::allocate(g, ctx, image);
+  const auto r = alloc::allocate(g, ctx.isa, ctx.constants, image);
   INFO(r.message);
   REQUIRE(r.program);
   CHECK(r.stats.solved_by == alloc::SolvedBy::Constructive);
@@ -225,18 +225,18 @@ TEST_CASE("Z3 allocates the QKV graph when the constructive path is skipped, det
   alloc::AllocateOptions o;
   o.csp.constructive = false;
   alloc::CspSolver solver;  // one context for all three calls
-  const auto a = alloc::allocate(g, ctx, image, solver, o);
+  const auto a = alloc::allocate(g, ctx.isa, ctx.constants, image, solver, o);
   INFO(a.message);
   REQUIRE(a.program);
   CHECK(a.stats.solved_by == alloc::SolvedBy::Z3);
   CHECK(a.stats.csp_variables > 0);
   CHECK(a.stats.csp_constraints > a.stats.interference_edges);
   require_verifies(kernel, ctx.isa, *a.program);
-  const auto b = alloc::allocate(g, ctx, image, solver, o);
+  const auto b = alloc::allocate(g, ctx.isa, ctx.constants, image, solver, o);
   REQUIRE(b.program);
   CHECK(*a.program == *b.program);
-  const auto c1 = alloc::allocate(g, ctx, image);
-  const auto c2 = alloc::allocate(g, ctx, image);
+  const auto c1 = alloc::allocate(g, ctx.isa, ctx.constants, image);
+  const auto c2 = alloc::allocate(g, ctx.isa, ctx.constants, image);
   REQUIRE((c1.program && c2.program));
   CHECK(*c1.program == *c2.program);
 }
@@ -248,7 +248,7 @@ TEST_CASE("Z3's optimizer packs the QKV graph into the smallest footprint") {
   alloc::AllocateOptions o;
   o.csp.constructive = false;
   o.csp.minimize_footprint = true;
-  const auto r = alloc::allocate(g, ctx, sim::kernel_image(kernel), o);
+  const auto r = alloc::allocate(g, ctx.isa, ctx.constants, sim::kernel_image(kernel), o);
   INFO(r.message);
   REQUIRE(r.program);
   // d1 needs two tiles (rows 0..127), d2 one (rows 0..63): every d1 address is 0 or 64 and
@@ -267,7 +267,7 @@ TEST_CASE("check_assignment rejects an allocation that breaks CSP2 or CSP4") {
   const auto g = qkv_attention_graph();
   const auto ctx = qkv_context();
   const auto kernel = attention();
-  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(kernel));
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
   const auto s = alloc::esun_schedule(values);
   const auto ig = alloc::interference_graph(values, s);
   auto a = alloc::constructive_assignment(values, s, ig);
@@ -289,10 +289,10 @@ TEST_CASE("a schedule whose CSP is unsatisfiable falls back to a later order (§
   const auto g = tiny_graph();
   const auto ctx = context_of<Tiny<4>>();
   const auto kernel = tiny_kernel();
-  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(kernel));
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
   const auto first = alloc::esun_schedule(values);
   REQUIRE(first.order == std::vector<std::size_t>{1, 2, 3, 4, 5});  // neg before a + a: doomed
-  const auto r = alloc::allocate(g, ctx, sim::kernel_image(kernel));
+  const auto r = alloc::allocate(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
   INFO(r.message);
   REQUIRE(r.program);
   CHECK(r.stats.schedules_tried == 2);
@@ -305,7 +305,7 @@ TEST_CASE("an unsat core prunes every order whose interference graph contains it
   const auto g = tiny_graph();
   const auto ctx = context_of<Tiny<4>>();
   const auto kernel = tiny_kernel();
-  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(kernel));
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
   alloc::ScheduleGenerator gen(values);
   auto s1 = gen.next();
   REQUIRE(s1);
@@ -324,7 +324,7 @@ TEST_CASE("an unsat core prunes every order whose interference graph contains it
 TEST_CASE("forced interference: which pairs of values every schedule keeps live together") {
   const auto g = tiny_graph();
   const auto ctx = context_of<Tiny<4>>();
-  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(tiny_kernel()));
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(tiny_kernel()));
   const alloc::ForcedInterference forced(values);
   // S (1) can die before the in-place neg (2) writes: run dbl (3), S's other reader, first.
   CHECK(forced.can_end_before(1, 2));
@@ -341,7 +341,7 @@ TEST_CASE("forced interference: which pairs of values every schedule keeps live 
 TEST_CASE("a repaired order answers an unsat core before the enumeration goes on") {
   const auto g = tiny_graph();
   const auto ctx = context_of<Tiny<4>>();
-  const auto values = alloc::analyze_values(g, ctx, sim::kernel_image(tiny_kernel()));
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(tiny_kernel()));
   alloc::ScheduleGenerator gen(values);
   REQUIRE(gen.next());
   gen.add_failed(alloc::InterferenceGraph{{1, 2}});
@@ -359,7 +359,7 @@ TEST_CASE("a graph no schedule can allocate fails cleanly") {
   const auto g = tiny_graph();
   const auto ctx = context_of<Tiny<1>>();  // one row: S and S + S can never coexist
   const auto kernel = tiny_kernel();
-  const auto r = alloc::allocate(g, ctx, sim::kernel_image(kernel));
+  const auto r = alloc::allocate(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
   CHECK_FALSE(r.program);
   CHECK_FALSE(r.assignment);
   CHECK(r.stats.schedules_tried >= 1);
@@ -374,12 +374,12 @@ TEST_CASE("bad graphs are act::Errors, not crashes") {
   SECTION("a root of the wrong size") {
     std::vector<PiiNode> n{leaf(0, 8192), pii(kLoadRm, {64}, kD1, rows(64), {0}), pii(kStoreRm, {32}, kD0, bytes(4096), {1})};
     const select::PiiGraph g(std::move(n), {2});
-    CHECK_THROWS_AS(alloc::allocate(g, ctx, image), Error);
+    CHECK_THROWS_AS(alloc::allocate(g, ctx.isa, ctx.constants, image), Error);
   }
   SECTION("an instruction index outside the ISA") {
     std::vector<PiiNode> n{leaf(0, 8192), pii(99, {64}, kD1, rows(64), {0})};
     const select::PiiGraph g(std::move(n), {1});
-    CHECK_THROWS_AS(alloc::allocate(g, ctx, image), Error);
+    CHECK_THROWS_AS(alloc::allocate(g, ctx.isa, ctx.constants, image), Error);
   }
   SECTION("a constant without a value") {
     PiiNode c;
@@ -389,7 +389,7 @@ TEST_CASE("bad graphs are act::Errors, not crashes") {
     c.type = bytes(8192);
     std::vector<PiiNode> n{c, pii(kLoadRm, {64}, kD1, rows(64), {0}), pii(kMov, {64}, kD1, rows(64), {1})};
     const select::PiiGraph g(std::move(n), {2});
-    CHECK_THROWS_AS(alloc::allocate(g, ctx, image), Error);
+    CHECK_THROWS_AS(alloc::allocate(g, ctx.isa, ctx.constants, image), Error);
   }
 }
 
@@ -435,7 +435,7 @@ ENTRY main {
   for (bool constructive : {true, false}) {
     alloc::AllocateOptions o;
     o.csp.constructive = constructive;
-    const auto r = alloc::allocate(g, ctx, image, o);
+    const auto r = alloc::allocate(g, ctx.isa, ctx.constants, image, o);
     INFO(r.message);
     REQUIRE(r.program);
     const auto& p = *r.program;
@@ -456,8 +456,7 @@ ENTRY main {
 #include "act/isa/amx.hpp"
 
 TEST_CASE("an undefined (don't-care) input needs no producer: tilestored writes over whatever is there") {
-  select::SelectionContext ctx;
-  ctx.isa = isa::view<isa::Amx>();
+  const Phase2Context ctx = context_of<isa::Amx>();
   const auto kernel = hlo::parse_module("ENTRY e {\n  p = s8[16,64] parameter(0)\n  ROOT c = s8[16,64] copy(p)\n}\n");
   constexpr std::int64_t kTileloadd = 1, kTilestored = 2;  // isa/amx.hpp declaration order
   constexpr int kTmm = 1;
@@ -476,7 +475,7 @@ TEST_CASE("an undefined (don't-care) input needs no producer: tilestored writes 
   CHECK(g.size() == 2);  // instruction nodes only
 
   const auto image = sim::kernel_image(kernel);
-  const auto values = alloc::analyze_values(g, ctx, image);
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, image);
   CHECK_FALSE(values.storage[2]);
   CHECK(values.aliases[2].empty());
   CHECK_FALSE(values.pinned[2].has_value());
@@ -486,7 +485,7 @@ TEST_CASE("an undefined (don't-care) input needs no producer: tilestored writes 
     INFO((constructive ? "constructive" : "Z3"));
     alloc::AllocateOptions o;
     o.csp.constructive = constructive;
-    const auto r = alloc::allocate(g, ctx, image, o);
+    const auto r = alloc::allocate(g, ctx.isa, ctx.constants, image, o);
     REQUIRE(r);
     CHECK(r.stats.solved_by == (constructive ? alloc::SolvedBy::Constructive : alloc::SolvedBy::Z3));
     REQUIRE(r.program->instructions.size() == 2);

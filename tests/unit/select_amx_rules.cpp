@@ -1,4 +1,4 @@
-// IR->ISA rules on the AMX ISA (isa_rules.hpp): identities at a concrete alpha, peeled movement
+// IR->ISA rules on the AMX ISA (select/rules/isa_rules.hpp, select/rules/isa/): identities at a concrete alpha, peeled movement
 // chains, accumulate-from-zero and don't-care inputs; the flat slice-of-reshape axiom; and small
 // AMX kernels compiled end to end and verified by the simulator (issue 5).
 #include <catch2/catch.hpp>
@@ -361,7 +361,7 @@ TEST_CASE("IR->ISA rules: tilestored at stride 64 binds its old window to an und
 TEST_CASE("IR->ISA rules: undoing a movement step reuses the node it inverts, else adds the inverse") {
   SelectionContext c = amx_context();
   TensorGraph g{TensorAnalysis(&c)};
-  using isa_rule_detail::Generator;
+  TensorBuilder b(g, c);
   const auto x = reshape(g, c, g.add(make_input(c.attributes, 0, 24)), {2, 3, 4});  // u8[2,3,4]
   NodeAttributes perm;
   perm.dimensions = {1, 2, 0};
@@ -373,15 +373,15 @@ TEST_CASE("IR->ISA rules: undoing a movement step reuses the node it inverts, el
   transpose.permutation = {1, 2, 0};
   transpose.operand_dtype = DType::u8;
   const auto before = g.num_classes();
-  CHECK(Generator::undo_step(g, c, t, transpose, {2, 3, 4}) == g.find(x));
+  CHECK(isa_rule_detail::undo_step(b, t, transpose, {2, 3, 4}) == g.find(x));
   ChainStep bitcast;
   bitcast.opcode = Opcode::BitcastConvert;
   bitcast.operand_dtype = DType::u8;
-  CHECK(Generator::undo_step(g, c, y, bitcast, {2, 3, 4}) == g.find(x));
+  CHECK(isa_rule_detail::undo_step(b, y, bitcast, {2, 3, 4}) == g.find(x));
   CHECK(g.num_classes() == before);  // nothing added
   // a u8[3,4,2] class without that transpose: the inverse permutation {2,0,1} is added
   const auto other = reshape(g, c, g.add(make_input(c.attributes, 1, 24)), {3, 4, 2});
-  const auto back = Generator::undo_step(g, c, other, transpose, {2, 3, 4});
+  const auto back = isa_rule_detail::undo_step(b, other, transpose, {2, 3, 4});
   g.rebuild();
   CHECK(g.data(g.find(back)).type == Shape(DType::u8, {2, 3, 4}));
   CHECK(through(g, c, back, Opcode::Transpose, {2, 0, 1}) == g.find(other));
@@ -394,10 +394,11 @@ TEST_CASE("IR->ISA rules: a peeled input reuses an existing reshape of the unit-
   const auto flat = reshape(g, c, unit, {16, 64});
   g.rebuild();
   const auto before = g.num_classes();
-  CHECK(isa_rule_detail::Generator::reshaped_to(g, c, g.find(flat), {1, 16, 64}) == g.find(unit));
+  TensorBuilder b(g, c);
+  CHECK(b.reshaped_to(g.find(flat), {1, 16, 64}) == g.find(unit));
   CHECK(g.num_classes() == before);  // nothing added
   // no such reshape: a new one
-  const auto made = isa_rule_detail::Generator::reshaped_to(g, c, g.find(unit), {16, 16, 4});
+  const auto made = b.reshaped_to(g.find(unit), {16, 16, 4});
   g.rebuild();
   CHECK(g.data(g.find(made)).type == Shape(DType::s8, {16, 16, 4}));
 }
@@ -582,7 +583,7 @@ TEST_CASE("AVX-512: the paper's K4 compiles to 56 instructions (oneDNN: 107)", "
 // B f32[m, k], stored transposed in [m, 16] tiles; again m broadcasts and one multiply and one
 // store per 16-float output row. f32[16,32]{T(16,16)} is written a 64-byte row at a time, which
 // the default output byte split (128-byte pieces for 16 rows) does not reach: the group
-// explorer retries with one level more (select/group_explorer.hpp).
+// explorer retries with one level more (select/search/group_explorer.hpp).
 TEST_CASE("AVX-512: K3/K4 shapes with other lengths compile to the fewest instructions", "[amx][paper]") {
   struct Variant {
     const char* file;
@@ -622,7 +623,7 @@ TEST_CASE("AMX: K5's AMX half compiles to K1's 16 instructions", "[amx][paper]")
 }
 
 // The whole K5: its two outputs share no computation, so phase 1 explores them in e-graphs of
-// their own (select/group_explorer.hpp). In one e-graph the AMX half's growth banned rules the
+// their own (select/search/group_explorer.hpp). In one e-graph the AMX half's growth banned rules the
 // AVX half needs and no program was found within the node limit.
 TEST_CASE("AMX + AVX-512: the paper's K5 compiles to 16 AMX + at most 37 AVX-512 instructions", "[amx][paper]") {
   auto r = testing::compile_and_verify<isa::Amx>(std::string(ACT_SHARED_DIR) + "/kernels/paper/k5_cnn_inf_mix.hlo", first_candidate());

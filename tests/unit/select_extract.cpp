@@ -270,10 +270,10 @@ TEST_CASE("pii graph: canonical order makes equal programs equal", "[select][ext
     n.index = 0;
     return n;
   };
-  auto op = [](std::uint32_t attributes, std::vector<std::size_t> operands) {
+  auto op = [](std::int64_t instruction, std::vector<std::size_t> operands) {
     PiiNode n;
     n.kind = PiiNodeKind::Pii;
-    n.op.attributes = attributes;
+    n.index = instruction;
     n.buffer = 1;
     n.operands = std::move(operands);
     return n;

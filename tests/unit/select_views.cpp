@@ -1,4 +1,4 @@
-// Views (select/views.hpp, view_rules.hpp): byte views of movement chains, their canonical
+// Views (select/ir/views.hpp, rules/view_rules.hpp, rules/movement_rules.hpp): byte views of movement chains, their canonical
 // chains, the view rule uniting equal views, movement instructions matched through views; and
 // end to end, the paper's K1 and K2 on AMX compiled to oneDNN's instruction mix and verified.
 #include <catch2/catch.hpp>
@@ -13,6 +13,7 @@
 #include "act/isa/qkv.hpp"
 #include "act/select/init/kernel_graph.hpp"
 #include "act/select/ir/views.hpp"
+#include "act/select/rules/movement_rules.hpp"
 #include "act/select/rules/view_rules.hpp"
 #include "act/testing/catch2.hpp"
 #include "act/testing/files.hpp"

@@ -54,11 +54,11 @@ struct AllocateResult {
 
 // Allocates one pii graph. `solver` may be shared across calls (one Z3 context per compile).
 // Throws act::Error when the graph does not fit the ISA or the kernel (values.hpp).
-inline AllocateResult allocate(const select::PiiGraph& graph, const select::SelectionContext& context,
+inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView& isa, const select::ConstantTable& constants,
                                const sim::KernelImage& image, CspSolver& solver, const AllocateOptions& options = {}) {
   const auto t0 = std::chrono::steady_clock::now();
   AllocateResult result;
-  const GraphValues values = analyze_values(graph, context, image);
+  const GraphValues values = analyze_values(graph, isa, constants, image);
   ScheduleGenerator schedules(values, options.max_orders, options.deadline);
   std::string last_failure;
   while (result.stats.schedules_tried < options.max_schedules) {
@@ -109,10 +109,10 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const select::Sele
   return result;
 }
 
-inline AllocateResult allocate(const select::PiiGraph& graph, const select::SelectionContext& context,
+inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView& isa, const select::ConstantTable& constants,
                                const sim::KernelImage& image, const AllocateOptions& options = {}) {
   CspSolver solver;
-  return allocate(graph, context, image, solver, options);
+  return allocate(graph, isa, constants, image, solver, options);
 }
 
 }  // namespace act::alloc

@@ -30,7 +30,7 @@
 #include "act/core/error.hpp"
 #include "act/isa/description.hpp"
 #include "act/select/pii_graph.hpp"
-#include "act/select/ir/tensor_language.hpp"
+#include "act/select/constant_pool.hpp"
 #include "act/sim/kernel_image.hpp"
 #include "act/sym/expr.hpp"
 
@@ -131,11 +131,11 @@ inline std::int64_t align_up(std::int64_t x, std::int64_t a) { return (x + a - 1
 
 // Throws act::Error when the graph does not fit the ISA or the kernel (a type that does not fit
 // its buffer, a root count that differs from the kernel's outputs, a constant without a value).
-inline GraphValues analyze_values(const select::PiiGraph& graph, const select::SelectionContext& context,
-                                  const sim::KernelImage& image) {
+inline GraphValues analyze_values(const select::PiiGraph& graph, const isa::IsaView& isa,
+                                  const select::ConstantTable& constants, const sim::KernelImage& image) {
   GraphValues v;
   v.graph = &graph;
-  v.isa = context.isa;
+  v.isa = isa;
   v.hbm = -1;
   for (std::size_t b = 0; b < v.isa.buffers.size(); ++b)
     if (v.isa.buffers[b].is_hbm) v.hbm = static_cast<int>(b);
@@ -196,9 +196,9 @@ inline GraphValues analyze_values(const select::PiiGraph& graph, const select::S
       }
       case select::PiiNodeKind::Constant: {
         if (x.buffer != v.hbm) throw Error(ErrorKind::Internal, fmt::format("pii node %{}: a constant outside HBM", i));
-        if (x.index < 0 || static_cast<std::size_t>(x.index) >= context.constants.size())
+        if (x.index < 0 || static_cast<std::size_t>(x.index) >= constants.size())
           throw Error(ErrorKind::Unsupported, fmt::format("pii node %{}: a constant whose value phase 1 did not fold", i));
-        const Literal& literal = context.constants[x.index];
+        const Literal& literal = constants[x.index];
         if (literal.elided || literal.is_tuple() || static_cast<std::int64_t>(literal.bytes().size()) != v.bytes[i])
           throw Error(ErrorKind::Unsupported, fmt::format("pii node %{}: constant {} has no usable {}-byte value", i, x.index, v.bytes[i]));
         v.storage[i] = true;
@@ -254,7 +254,7 @@ inline GraphValues analyze_values(const select::PiiGraph& graph, const select::S
   std::int64_t address = image.constant_pool_address;
   for (std::int64_t id : ids) {
     address = values_detail::align_up(address, kConstantAlignment);
-    const auto raw = context.constants[id].bytes();
+    const auto raw = constants[id].bytes();
     v.constants.push_back(ConstantPlacement{id, address, std::vector<std::uint8_t>(raw.begin(), raw.end())});
     address += static_cast<std::int64_t>(raw.size());
   }

@@ -115,11 +115,12 @@ class CandidateStream {
     stats_.rules = state_->rules.rules.size();
     select::ExplorerOptions explorer = options_.explorer;
     // Backoff bans only IR->IR axioms: the rules that build pii and identity nodes always run.
-    for (std::size_t r = state_->rules.axiom_count; r < state_->rules.rules.size(); ++r)
-      explorer.runner.never_ban.push_back(std::string(state_->rules.rules[r].name()));
+    for (std::size_t r = 0; r < state_->rules.rules.size(); ++r)
+      if (state_->rules.kinds[r] != select::RuleKind::Axiom)
+        explorer.runner.never_ban.push_back(std::string(state_->rules.rules[r].name()));
     if (explorer.runner.time_limit > options_.timeout) explorer.runner.time_limit = options_.timeout;
     explorer.deadline = std::min(explorer.deadline, deadline);
-    // Independent outputs are explored in e-graphs of their own (select/group_explorer.hpp).
+    // Independent outputs are explored in e-graphs of their own (select/search/group_explorer.hpp).
     // A constant class without a Constant e-node (a kernel output computed from constants only,
     // like a broadcast immediate) is folded by evaluating one of its constant-only terms, so it
     // can be a constant-pool leaf (the group explorer's default fold_constant).
@@ -165,7 +166,7 @@ class CandidateStream {
 
   // Graphviz of a candidate of this stream: instructions, buffers, schedule numbers, slices.
   std::string to_dot(const Candidate& c) const {
-    const alloc::GraphValues values = alloc::analyze_values(c.graph, state_->context, image());
+    const alloc::GraphValues values = alloc::analyze_values(c.graph, state_->context.isa, state_->context.constants, image());
     return backend_detail::allocated_dot(c.graph, state_->context.isa, values, c.schedule, c.assignment);
   }
 
@@ -238,8 +239,8 @@ class CandidateStream {
       if (count[r] > 0) applied.emplace_back(count[r], r);
     stats_.axioms_applied = stats_.isa_rules_applied = stats_.identity_rules_applied = 0;
     for (const auto& [n, r] : applied) {
-      if (r < rules.axiom_count) stats_.axioms_applied += n;
-      else if (r < rules.axiom_count + rules.isa_rule_count) stats_.isa_rules_applied += n;
+      if (rules.kinds[r] == select::RuleKind::Axiom) stats_.axioms_applied += n;
+      else if (select::is_instruction_rule(rules.kinds[r])) stats_.isa_rules_applied += n;
       else stats_.identity_rules_applied += n;
     }
     std::stable_sort(applied.begin(), applied.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -262,7 +263,7 @@ class CandidateStream {
     options.deadline = std::min({options.deadline, deadline, deadline_});
     alloc::AllocateResult r;
     try {
-      r = alloc::allocate(graph, state_->context, image(), state_->solver, options);
+      r = alloc::allocate(graph, state_->context.isa, state_->context.constants, image(), state_->solver, options);
     } catch (const Error& e) {
       // The graph does not fit the ISA or the kernel image (values.hpp): try the next one.
       record_failure(e.what());

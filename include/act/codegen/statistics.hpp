@@ -44,8 +44,8 @@ struct Statistics {
   // Rule applications that changed the e-graph, by kind (IR->IR axioms are what the paper's
   // "rewrites applied" counts), and the most applied rules as "name: count", most first.
   std::size_t axioms_applied = 0;
-  std::size_t isa_rules_applied = 0;
-  std::size_t identity_rules_applied = 0;  // slice^H / concat^H and constant byte views
+  std::size_t isa_rules_applied = 0;       // IR->ISA rules, the movement-instruction rule included
+  std::size_t identity_rules_applied = 0;  // slice^H / concat^H, constant byte views, the view rule
   std::vector<std::string> top_rules;
   // Module 3: extraction (explorer time not spent rewriting).
   double extract_seconds = 0;

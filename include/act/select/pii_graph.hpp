@@ -8,10 +8,13 @@
 //   Undefined a don't-care instruction input (a leaf): no producer, no content, no place of its
 //             own; phase 2 leaves its reader's input slice where the reader's address maps put
 //             it (tilestored's old window is the memory it overwrites)
-// Every node knows its output buffer (ISA buffer index), its tensor type and the e-class it
-// was extracted from. Nodes are stored operands-before-users in a canonical order (post-order
-// DFS from the roots, operands in order), so two pii graphs are the same program iff their
-// node lists and roots are equal: `canonical_key` and `operator==` rely on that.
+// Every node knows its output buffer (ISA buffer index) and its tensor type. Nodes are stored
+// operands-before-users in a canonical order (post-order DFS from the roots, operands in order),
+// so two pii graphs are the same program iff their node lists and roots are equal:
+// `canonical_key` and `operator==` rely on that.
+// This is the phase boundary: a pii graph and the constant pool (constant_pool.hpp) are all
+// phase 2 and emission read. Nothing here refers to phase 1's tables; `eclass` is a label for
+// diagnostics only.
 #pragma once
 
 #include <algorithm>
@@ -25,10 +28,9 @@
 
 #include "act/core/error.hpp"
 #include "act/core/shape.hpp"
-#include "act/egraph/id.hpp"
 #include "act/hlo/module.hpp"
 #include "act/isa/description.hpp"
-#include "act/select/ir/tensor_language.hpp"
+#include "act/select/constant_pool.hpp"
 
 namespace act::select {
 
@@ -47,8 +49,9 @@ constexpr std::string_view to_string(PiiNodeKind k) {
 }
 
 struct PiiNode {
+  static constexpr std::uint32_t kNoClass = 0xffffffffu;
+
   PiiNodeKind kind = PiiNodeKind::Pii;
-  TensorOp op;                         // the e-node's operator (attributes interned in the context)
   int buffer = 0;                      // output buffer: index into the ISA's buffers (HBM for leaves)
   std::int64_t index = -1;             // Pii: instruction; Input: parameter; Constant: constant id
                                        // (-1: a constant class without a folded literal); *H: buffer
@@ -56,7 +59,7 @@ struct PiiNode {
   std::vector<hlo::SliceRange> slice;  // SliceH: the ranges
   std::int64_t dimension = -1;         // ConcatH: the concatenated dimension
   Shape type;                          // the tensor it produces
-  egraph::Id eclass = egraph::kNoId;   // the e-class it came from (canonical at extraction time)
+  std::uint32_t eclass = kNoClass;     // the e-class phase 1 extracted it from: printed, never read by phase 2
   std::vector<std::size_t> operands;   // node indices, in operand order (always smaller indices)
 
   bool is_leaf() const {
@@ -127,19 +130,29 @@ class PiiGraph {
   }
 
   // The program, as integers: equal keys <=> equal pii graphs (same instructions, alpha,
-  // identity attributes, buffers, leaves and sharing). Attribute ids are those of one
-  // SelectionContext, so keys compare only within one context.
+  // identity attributes, buffers, types, leaves and sharing).
   std::vector<std::int64_t> canonical_key() const {
     std::vector<std::int64_t> key;
-    key.reserve(nodes_.size() * 6 + roots_.size() + 1);
+    key.reserve(nodes_.size() * 8 + roots_.size() + 1);
+    const auto list = [&key](const auto& values) {
+      key.push_back(static_cast<std::int64_t>(values.size()));
+      for (auto v : values) key.push_back(static_cast<std::int64_t>(v));
+    };
     for (const PiiNode& x : nodes_) {
       key.push_back(static_cast<std::int64_t>(x.kind));
-      key.push_back(static_cast<std::int64_t>(x.op.opcode));
-      key.push_back(static_cast<std::int64_t>(x.op.attributes));
+      key.push_back(x.index);
       key.push_back(x.buffer);
-      key.push_back(x.kind == PiiNodeKind::Constant ? x.index : -2);  // folded constants differ by id
-      key.push_back(static_cast<std::int64_t>(x.operands.size()));
-      for (std::size_t o : x.operands) key.push_back(static_cast<std::int64_t>(o));
+      key.push_back(x.dimension);
+      list(x.alpha);
+      key.push_back(static_cast<std::int64_t>(x.slice.size()));
+      for (const auto& r : x.slice) {
+        key.push_back(r.start);
+        key.push_back(r.limit);
+        key.push_back(r.stride);
+      }
+      key.push_back(static_cast<std::int64_t>(x.type.dtype));
+      list(x.type.dims);
+      list(x.operands);
     }
     key.push_back(-1);
     for (std::size_t r : roots_) key.push_back(static_cast<std::int64_t>(r));
@@ -165,7 +178,7 @@ class PiiGraph {
       out += fmt::format("%{} = {}", i, label(isa, x));
       for (std::size_t o : x.operands) out += fmt::format(" %{}", o);
       out += fmt::format(" : {} @{}", act::to_string(x.type), buffer_name(isa, x.buffer));
-      if (x.eclass != egraph::kNoId) out += fmt::format(" (class {})", x.eclass);
+      if (x.eclass != PiiNode::kNoClass) out += fmt::format(" (class {})", x.eclass);
       out += '\n';
     }
     out += "roots:";
@@ -235,23 +248,17 @@ class PiiGraph {
   std::vector<std::size_t> roots_;
 };
 
-// The same pii graph under another SelectionContext: attribute records and constants re-interned
-// into `to` (constant ids change with them), everything else as is.
-inline PiiGraph translate_pii_graph(const PiiGraph& graph, const SelectionContext& from, SelectionContext& to) {
+// The same pii graph over another constant pool: its constants re-interned into `to` (their
+// ids change with them), everything else as is.
+inline PiiGraph translate_pii_graph(const PiiGraph& graph, const ConstantTable& from, ConstantTable& to) {
   std::vector<PiiNode> nodes = graph.nodes();
-  for (PiiNode& x : nodes) {
-    NodeAttributes a = from.attributes[x.op.attributes];
-    if (x.kind == PiiNodeKind::Constant && x.index >= 0) {
-      x.index = to.constants.intern(from.constants[x.index]);
-      if (x.op.kind == NodeKind::Constant && a.index >= 0) a.index = x.index;  // not a folded class
-    }
-    x.op.attributes = to.attributes.intern(a);
-  }
+  for (PiiNode& x : nodes)
+    if (x.kind == PiiNodeKind::Constant && x.index >= 0) x.index = to.intern(from[x.index]);
   return PiiGraph(std::move(nodes), graph.roots());
 }
 
-// One pii graph from the graphs of independent output groups (output_groups.hpp), all extracted
-// under (or translated to) one SelectionContext: part p computes the kernel outputs `outputs[p]` (its roots in that
+// One pii graph from the graphs of independent output groups (init/output_groups.hpp), all extracted
+// over (or translated to) one constant pool: part p computes the kernel outputs `outputs[p]` (its roots in that
 // order). The result has one root per kernel output (`output_count`, each covered once) and
 // reads each kernel input and constant through one leaf, so phase 2 sees an input once.
 inline PiiGraph merge_pii_graphs(const std::vector<const PiiGraph*>& parts, const std::vector<std::vector<std::size_t>>& outputs,

@@ -28,7 +28,10 @@
 #include "act/core/shape.hpp"
 #include "act/hlo/module.hpp"
 #include "act/hlo/shape_check.hpp"
+#include "act/select/init/layout_chains.hpp"
 #include "act/select/init/output_groups.hpp"
+#include "act/select/init/output_split.hpp"
+#include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 #include "act/sim/kernel_image.hpp"
 
@@ -60,241 +63,14 @@ inline bool reorders_bytes(const Shape& s) {
   return false;
 }
 
-// The binary operation of a reducer computation: root = op(param0, param1) in either order.
-inline ReduceKind recognise_reducer(const hlo::Computation& c) {
-  if (c.parameters.size() != 2 || c.root < 0) return ReduceKind::None;
-  const hlo::Instruction& root = c.root_instruction();
-  if (root.operands.size() != 2) return ReduceKind::None;
-  const int a = root.operands[0], b = root.operands[1];
-  const bool params = (a == c.parameters[0] && b == c.parameters[1]) || (a == c.parameters[1] && b == c.parameters[0]);
-  if (!params) return ReduceKind::None;
-  switch (root.opcode) {
-    case hlo::Opcode::Add: return ReduceKind::Add;
-    case hlo::Opcode::Multiply: return ReduceKind::Multiply;
-    case hlo::Opcode::Maximum: return ReduceKind::Maximum;
-    case hlo::Opcode::Minimum: return ReduceKind::Minimum;
-    case hlo::Opcode::And: return ReduceKind::And;
-    case hlo::Opcode::Or: return ReduceKind::Or;
-    default: return ReduceKind::None;
-  }
-}
-
-namespace init_detail {
-
+// The ISA has registers of 2-D units (AMX tiles): outputs are also offered as byte pieces.
 inline bool has_tile_unit(const isa::IsaView& isa) {
   for (const auto& b : isa.buffers)
     if (b.unit_dims.size() >= 2) return true;
   return false;
 }
 
-inline egraph::Id byte_slice(TensorGraph& graph, SelectionContext& context, egraph::Id value, std::int64_t from,
-                             std::int64_t to) {
-  NodeAttributes a;
-  a.slice = {hlo::SliceRange{from, to, 1}};
-  return graph.add(make_operator(context.attributes, hlo::Opcode::Slice, a), {value});
-}
-
-inline egraph::Id byte_concat(TensorGraph& graph, SelectionContext& context, egraph::Id a, egraph::Id b) {
-  NodeAttributes c;
-  c.dimensions = {0};
-  return graph.add(make_operator(context.attributes, hlo::Opcode::Concatenate, c), {a, b});
-}
-
-// value (u8[n]) = concat of equal pieces: n = m * 2^k with m odd is first cut into m pieces of
-// 2^k bytes (when 1 < m <= 32), then every power-of-two piece into halves, `depth` levels deep
-// (4: 16 pieces; deeper splits grow the e-graph enough that backoff bans the dot-splitting
-// axioms K1 needs), never below 16 bytes (the narrowest store, vpmovusdb's: K5's u8[3,16] output
-// is three 16-byte rows). K1's 4 KiB output reaches its 1 KiB tiles; a 12 KiB one (3 x 4 KiB)
-// does too.
-inline std::int64_t split_bytes(TensorGraph& graph, SelectionContext& context, egraph::Id value, int depth) {
-  const Shape type = graph.data(value).type;
-  if (type.dims.size() != 1) return 0;
-  const std::int64_t n = type.dims[0];
-  if (depth <= 0 || n < 32) return n;
-  std::int64_t power = 1;
-  while (n % (power * 2) == 0) power *= 2;
-  const std::int64_t pieces = n / power;
-  if (pieces > 32 || (pieces == 1 && n % 2 != 0)) return n;
-  const std::int64_t piece = pieces > 1 ? power : n / 2;
-  if (piece < 16) return n;
-  egraph::Id acc = byte_slice(graph, context, value, 0, piece);
-  std::int64_t smallest = split_bytes(graph, context, acc, pieces > 1 ? depth : depth - 1);
-  for (std::int64_t at = piece; at < n; at += piece) {
-    const egraph::Id part = byte_slice(graph, context, value, at, at + piece);
-    smallest = std::min(smallest, split_bytes(graph, context, part, pieces > 1 ? depth : depth - 1));
-    acc = byte_concat(graph, context, acc, part);
-  }
-  graph.unite(value, acc);
-  return smallest;
-}
-
-// concat^H and the concatenate axioms are binary, so an n-ary concatenate enters nested. Equal
-// pieces nest the way split_bytes cuts an output (an odd number m <= 32 of groups chained
-// left to right, each group halved recursively), so a byte piece of the output is the value of
-// one subtree and needs no re-association: a 32-row output written one row per store compiles
-// without the axioms peeling a 31-deep chain. Unequal pieces enter as the left-nested chain
-// concat(concat(a, b), c); the axioms re-associate it when needed.
-inline egraph::Id nest_balanced(TensorGraph& graph, const TensorOp& op, std::span<const egraph::Id> parts) {
-  if (parts.size() == 1) return parts[0];
-  const std::size_t half = parts.size() / 2;
-  return graph.add(op, {nest_balanced(graph, op, parts.first(half)), nest_balanced(graph, op, parts.subspan(half))});
-}
-
-inline egraph::Id nest_concatenate(TensorGraph& graph, const TensorOp& op, const std::vector<egraph::Id>& parts,
-                                   std::int64_t dimension) {
-  const auto extent = [&](egraph::Id id) { return graph.data(id).type.dims.at(static_cast<std::size_t>(dimension)); };
-  bool equal = true;
-  for (const egraph::Id part : parts) equal = equal && extent(part) == extent(parts[0]);
-  std::size_t power = 1;
-  while (parts.size() % (power * 2) == 0) power *= 2;
-  const std::size_t groups = parts.size() / power;
-  if (!equal || groups > 32) {
-    egraph::Id chain = parts[0];
-    for (std::size_t k = 1; k < parts.size(); ++k) chain = graph.add(op, {chain, parts[k]});
-    return chain;
-  }
-  const std::span<const egraph::Id> all(parts);
-  egraph::Id chain = nest_balanced(graph, op, all.first(power));
-  for (std::size_t g = 1; g < groups; ++g)
-    chain = graph.add(op, {chain, nest_balanced(graph, op, all.subspan(g * power, power))});
-  return chain;
-}
-
-using egraph::Id;
-
-class Builder {
- public:
-  Builder(TensorGraph& graph, SelectionContext& context) : g_(graph), c_(context) {}
-
-  Id op(hlo::Opcode opcode, const NodeAttributes& a, std::initializer_list<Id> children) {
-    return g_.add(make_operator(c_.attributes, opcode, a), children);
-  }
-  Id reshape(Id x, std::vector<std::int64_t> dims) {
-    if (g_.data(x).type.dims == dims) return x;
-    NodeAttributes a;
-    a.shape = std::move(dims);
-    return op(hlo::Opcode::Reshape, a, {x});
-  }
-  Id transpose(Id x, std::vector<std::int64_t> permutation) {
-    bool identity = true;
-    for (std::size_t i = 0; i < permutation.size(); ++i) identity = identity && permutation[i] == static_cast<std::int64_t>(i);
-    if (identity) return x;
-    NodeAttributes a;
-    a.dimensions = std::move(permutation);
-    return op(hlo::Opcode::Transpose, a, {x});
-  }
-  Id bitcast(Id x, DType to) {
-    if (g_.data(x).type.dtype == to) return x;
-    NodeAttributes a;
-    a.dtype = to;
-    return op(hlo::Opcode::BitcastConvert, a, {x});
-  }
-  Id slice_to(Id x, const std::vector<std::int64_t>& dims) {
-    const auto& have = g_.data(x).type.dims;
-    if (have == dims) return x;
-    NodeAttributes a;
-    for (std::size_t d = 0; d < dims.size(); ++d) a.slice.push_back({0, dims[d], 1});
-    return op(hlo::Opcode::Slice, a, {x});
-  }
-  Id pad_to(Id x, const std::vector<std::int64_t>& dims) {
-    const Shape& have = g_.data(x).type;
-    if (have.dims == dims) return x;
-    NodeAttributes a;
-    for (std::size_t d = 0; d < dims.size(); ++d) a.padding.push_back({0, dims[d] - have.dims[d], 0});
-    return op(hlo::Opcode::Pad, a, {x, zero(have.dtype)});
-  }
-  Id zero(DType t) {
-    Literal z(Shape(t, {}));
-    const auto id = c_.constants.intern(std::move(z));
-    return g_.add(make_constant(c_.attributes, id, Shape(t, {})));
-  }
-
-  // The dims before each tile is applied: before[i] is the input of tile i; before.back() the
-  // physical dims. before[0] is the logical dims in physical (major-to-minor) order.
-  static std::vector<std::vector<std::int64_t>> tile_steps(const Shape& s) {
-    std::vector<std::vector<std::int64_t>> steps(1);
-    for (auto d : s.minor_to_major()) steps[0].insert(steps[0].begin(), s.dims[static_cast<std::size_t>(d)]);
-    if (s.has_layout)
-      for (const Tile& t : s.layout.tiles) {
-        auto next = steps.back();
-        layout_detail::apply_tile(t, next, nullptr);
-        steps.push_back(std::move(next));
-      }
-    return steps;
-  }
-
-  // The logical value of an array stored under `s` at the bytes of `input` (u8[B]).
-  Id read_array(Id input, const Shape& s) {
-    const auto steps = tile_steps(s);
-    const int w = byte_width(s.dtype);
-    std::vector<std::int64_t> bytes_dims = steps.back();
-    if (w > 1) bytes_dims.push_back(w);
-    Id x = bitcast(reshape(input, bytes_dims), s.dtype);
-    for (std::size_t i = steps.size() - 1; i > 0; --i) x = untile(x, s.layout.tiles[i - 1], steps[i - 1]);
-    // physical order -> logical: output dim i is the physical position of logical dim i
-    const auto m2m = s.minor_to_major();
-    std::vector<std::int64_t> permutation(m2m.size());
-    for (std::size_t j = 0; j < m2m.size(); ++j)
-      permutation[static_cast<std::size_t>(m2m[m2m.size() - 1 - j])] = static_cast<std::int64_t>(j);
-    return transpose(x, permutation);
-  }
-
-  // Inverse of one tile: dims (pre[0..f), c_j..., t_j...) -> pre.
-  Id untile(Id x, const Tile& tile, const std::vector<std::int64_t>& pre) {
-    const std::size_t k = tile.dims.size();
-    std::vector<std::int64_t> ext = pre;
-    const std::size_t extra = ext.size() < k ? k - ext.size() : 0;
-    ext.insert(ext.begin(), extra, 1);
-    const std::size_t first = ext.size() - k;
-    std::vector<std::int64_t> permutation, merged(ext.begin(), ext.begin() + static_cast<std::ptrdiff_t>(first));
-    for (std::size_t j = 0; j < first; ++j) permutation.push_back(static_cast<std::int64_t>(j));
-    const auto& tiled = g_.data(x).type.dims;
-    for (std::size_t j = 0; j < k; ++j) {
-      permutation.push_back(static_cast<std::int64_t>(first + j));
-      permutation.push_back(static_cast<std::int64_t>(first + k + j));
-      merged.push_back(tiled[first + j] * tiled[first + k + j]);
-    }
-    x = reshape(transpose(x, permutation), merged);
-    x = slice_to(x, ext);
-    return reshape(x, pre);
-  }
-
-  // Inverse of untile: pre -> (pre[0..f), c_j..., t_j...).
-  Id tile(Id x, const Tile& tile, const std::vector<std::int64_t>& pre, const std::vector<std::int64_t>& post) {
-    const std::size_t k = tile.dims.size();
-    std::vector<std::int64_t> ext = pre;
-    const std::size_t extra = ext.size() < k ? k - ext.size() : 0;
-    ext.insert(ext.begin(), extra, 1);
-    const std::size_t first = ext.size() - k;
-    x = reshape(x, ext);
-    std::vector<std::int64_t> padded(ext.begin(), ext.begin() + static_cast<std::ptrdiff_t>(first)), split = padded;
-    for (std::size_t j = 0; j < k; ++j) {
-      padded.push_back(post[first + j] * post[first + k + j]);
-      split.push_back(post[first + j]);
-      split.push_back(post[first + k + j]);
-    }
-    x = reshape(pad_to(x, padded), split);
-    std::vector<std::int64_t> permutation;
-    for (std::size_t j = 0; j < first; ++j) permutation.push_back(static_cast<std::int64_t>(j));
-    for (std::size_t j = 0; j < k; ++j) permutation.push_back(static_cast<std::int64_t>(first + 2 * j));
-    for (std::size_t j = 0; j < k; ++j) permutation.push_back(static_cast<std::int64_t>(first + 2 * j + 1));
-    return transpose(x, permutation);
-  }
-
-  // The bytes u8[B] of `value` stored under `s`.
-  Id write_array(Id value, const Shape& s) {
-    const auto steps = tile_steps(s);
-    const auto m2m = s.minor_to_major();
-    std::vector<std::int64_t> permutation(m2m.rbegin(), m2m.rend());  // physical position j holds logical m2m[r-1-j]
-    Id x = transpose(value, permutation);
-    for (std::size_t i = 0; i + 1 < steps.size(); ++i) x = tile(x, s.layout.tiles[i], steps[i], steps[i + 1]);
-    x = bitcast(x, DType::u8);  // wider types gain a minor-most byte dimension
-    return reshape(x, {physical_byte_size(s)});
-  }
-
-  TensorGraph& g_;
-  SelectionContext& c_;
-};
+namespace init_detail {
 
 [[noreturn]] inline void unsupported(const hlo::Instruction& inst, const std::string& why) {
   throw Error(ErrorKind::Unsupported, fmt::format("instruction selection: {} '{}' {}", hlo::opcode_name(inst.opcode), inst.name, why),
@@ -312,7 +88,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
                                std::span<const std::size_t> outputs = {}, int deeper_split = 0) {
   using hlo::Opcode;
   using init_detail::Id;
-  init_detail::Builder b(graph, context);
+  TensorBuilder b(graph, context);
   InitialGraph result;
   result.image = sim::kernel_image(kernel);
   const hlo::Computation& entry = kernel.entry_computation();
@@ -341,7 +117,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     const Id input = graph.add(make_input(context.attributes, static_cast<std::int64_t>(p), region.bytes));
     result.inputs.push_back(input);
     result.input_addresses.push_back(region.address);
-    value[static_cast<std::size_t>(entry.parameters[p])] = b.read_array(input, region.shape);
+    value[static_cast<std::size_t>(entry.parameters[p])] = init_detail::read_array(b, input, region.shape);
   }
 
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
@@ -448,7 +224,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   for (std::size_t r = 0; r < results.size(); ++r)
     if (outputs.empty() || std::find(outputs.begin(), outputs.end(), r) != outputs.end()) result.outputs.push_back(r);
   for (std::size_t r : result.outputs) {
-    result.roots.push_back(b.write_array(results[r], result.image.outputs[r].shape));
+    result.roots.push_back(init_detail::write_array(b, results[r], result.image.outputs[r].shape));
     result.output_addresses.push_back(result.image.outputs[r].address);
   }
   // When the output is tiled or the ISA's registers are 2-D tiles, every output is also offered
@@ -463,7 +239,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   // s32[16,32] stays at 4 levels: 5 grew its e-graph past the point where K2 compiles.
   // `deeper_split` adds levels: the group explorer retries with it when an enumeration ends
   // without any pii graph (f32[16,32]{T(16,16)} needs 64-byte rows, 5 levels).
-  if (result.reorders_bytes || init_detail::has_tile_unit(context.isa))
+  if (result.reorders_bytes || has_tile_unit(context.isa))
     for (std::size_t k = 0; k < result.roots.size(); ++k) {
       const std::size_t r = result.outputs[k];
       const hlo::Instruction& producer =
@@ -475,7 +251,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
       while (depth < 10 && (std::int64_t{1} << depth) < rows) ++depth;
       if (producer.opcode == Opcode::Concatenate && producer.dimensions == std::vector<std::int64_t>{0})
         while (depth < 10 && producer.operands.size() % (std::size_t{1} << (depth + 1)) == 0) ++depth;
-      const std::int64_t smallest = init_detail::split_bytes(graph, context, result.roots[k], depth + deeper_split);
+      const std::int64_t smallest = init_detail::split_bytes(b, result.roots[k], depth + deeper_split);
       if (result.smallest_output_piece == 0 || smallest < result.smallest_output_piece) result.smallest_output_piece = smallest;
     }
   graph.rebuild();

@@ -33,6 +33,7 @@
 #include "act/hlo/module.hpp"
 #include "act/hlo/opcode.hpp"
 #include "act/isa/description.hpp"
+#include "act/select/constant_pool.hpp"
 
 namespace act::select {
 
@@ -53,6 +54,25 @@ constexpr std::string_view to_string(NodeKind k) {
 
 // The binary operation a reduce applies (its to_apply computation, recognised).
 enum class ReduceKind : std::uint8_t { None, Add, Multiply, Maximum, Minimum, And, Or };
+
+// The binary operation of a reducer computation: root = op(param0, param1) in either order.
+inline ReduceKind recognise_reducer(const hlo::Computation& c) {
+  if (c.parameters.size() != 2 || c.root < 0) return ReduceKind::None;
+  const hlo::Instruction& root = c.root_instruction();
+  if (root.operands.size() != 2) return ReduceKind::None;
+  const int a = root.operands[0], b = root.operands[1];
+  const bool params = (a == c.parameters[0] && b == c.parameters[1]) || (a == c.parameters[1] && b == c.parameters[0]);
+  if (!params) return ReduceKind::None;
+  switch (root.opcode) {
+    case hlo::Opcode::Add: return ReduceKind::Add;
+    case hlo::Opcode::Multiply: return ReduceKind::Multiply;
+    case hlo::Opcode::Maximum: return ReduceKind::Maximum;
+    case hlo::Opcode::Minimum: return ReduceKind::Minimum;
+    case hlo::Opcode::And: return ReduceKind::And;
+    case hlo::Opcode::Or: return ReduceKind::Or;
+    default: return ReduceKind::None;
+  }
+}
 
 // Everything about an e-node besides its kind, opcode and children. Fields unused by an
 // opcode stay at their defaults so equal operators compare equal.
@@ -201,23 +221,6 @@ inline TensorOp make_concat_h(NodeAttributesTable& table, int buffer, std::int64
   a.dimensions = {dimension};
   return TensorOp{NodeKind::ConcatH, hlo::Opcode::Concatenate, table.intern(a)};
 }
-
-// Compile-time constant tensors of the kernel and those rules create (identity matrices,
-// ones, zeros): they become the HBM constant pool. Equal constants share an id.
-class ConstantTable {
- public:
-  std::int64_t intern(Literal value) {
-    for (std::size_t i = 0; i < values_.size(); ++i)
-      if (values_[i].bitwise_equal(value)) return static_cast<std::int64_t>(i);
-    values_.push_back(std::move(value));
-    return static_cast<std::int64_t>(values_.size() - 1);
-  }
-  const Literal& operator[](std::int64_t id) const { return values_.at(static_cast<std::size_t>(id)); }
-  std::size_t size() const { return values_.size(); }
-
- private:
-  std::vector<Literal> values_;
-};
 
 // What rules, the analysis and the extractor share: interned attributes, constants, the ISA.
 struct SelectionContext {

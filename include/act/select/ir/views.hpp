@@ -28,6 +28,7 @@
 
 #include "act/core/dtype.hpp"
 #include "act/core/shape.hpp"
+#include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 
 namespace act::select {
@@ -359,33 +360,23 @@ inline std::optional<egraph::Id> canonical_view(TensorGraph& g, SelectionContext
   const auto chain = canonical_chain(base_type, view);
   if (!chain) return std::nullopt;
   using hlo::Opcode;
+  TensorBuilder b(g, ctx);
   egraph::Id at = g.find(base);
-  auto current = [&] { return g.data(at).type; };
-  auto reshape = [&](const std::vector<std::int64_t>& dims) {
-    if (current().dims == dims) return;
-    NodeAttributes a;
-    a.shape = dims;
-    at = g.add(make_operator(ctx.attributes, Opcode::Reshape, a), {at});
-  };
-  auto bitcast = [&](DType to) {
-    NodeAttributes a;
-    a.dtype = to;
-    at = g.add(make_operator(ctx.attributes, Opcode::BitcastConvert, a), {at});
-  };
   if (!chain->box.empty()) {
     NodeAttributes a;
     a.slice = chain->box;
-    at = g.add(make_operator(ctx.attributes, Opcode::Slice, a), {at});
+    at = b.op(Opcode::Slice, a, {at});
   }
-  if (chain->narrow_to) bitcast(*chain->narrow_to);
+  // Each bitcast below changes the element type, and the permutation is never the identity.
+  if (chain->narrow_to) at = b.bitcast(at, *chain->narrow_to);
   if (!chain->source_radices.empty()) {
-    reshape(chain->source_radices);
+    at = b.reshape(at, chain->source_radices);
     NodeAttributes a;
     a.dimensions = chain->permutation;
-    at = g.add(make_operator(ctx.attributes, Opcode::Transpose, a), {at});
+    at = b.op(Opcode::Transpose, a, {at});
   }
-  reshape(chain->final_dims);
-  if (chain->widen_or_cast_to) bitcast(*chain->widen_or_cast_to);
+  at = b.reshape(at, chain->final_dims);
+  if (chain->widen_or_cast_to) at = b.bitcast(at, *chain->widen_or_cast_to);
   if (!g.data(at).type.same_type(view.type)) return std::nullopt;  // cannot happen; never unite mismatched types
   return at;
 }

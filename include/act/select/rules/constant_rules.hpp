@@ -17,6 +17,7 @@
 
 #include "act/core/literal.hpp"
 #include "act/egraph/pattern.hpp"
+#include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 #include "act/select/ir/tensor_language.hpp"
 
@@ -47,16 +48,15 @@ inline std::vector<TensorRewrite> constant_rules(SelectionContext& context) {
                        if (!has_byte_view(type)) return std::nullopt;
                        const std::int64_t width = bit_width(type.dtype) / 8;
                        const Literal bytes = Literal::from_bytes(Shape(DType::u8, {type.byte_size()}), value.bytes());
-                       const Id raw = g.add(make_constant(ctx->attributes, ctx->constants.intern(bytes), bytes.shape()), {});
+                       TensorBuilder b(g, *ctx);
+                       const Id raw = b.constant(bytes);
                        std::vector<std::int64_t> byte_dims = type.dims;
                        if (width > 1) byte_dims.push_back(width);
-                       NodeAttributes r;
+                       NodeAttributes r;  // always a node, even u8[n] -> u8[n] for 1-byte vectors
                        r.shape = byte_dims;
-                       const Id reshaped = g.add(make_operator(ctx->attributes, hlo::Opcode::Reshape, r), {raw});
+                       const Id reshaped = b.op(hlo::Opcode::Reshape, r, {raw});
                        if (type.dtype == DType::u8) return reshaped;
-                       NodeAttributes b;
-                       b.dtype = type.dtype;
-                       return g.add(make_operator(ctx->attributes, hlo::Opcode::BitcastConvert, b), {reshaped});
+                       return b.bitcast(reshaped, type.dtype);
                      });
   rule.when([ctx, vc](const TensorGraph& g, Id, const egraph::Subst& s) {
     const auto id = ctx->attributes_of(g.node(s[vc]).op).index;

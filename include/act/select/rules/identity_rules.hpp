@@ -18,7 +18,6 @@
 #include <fmt/format.h>
 
 #include "act/egraph/pattern.hpp"
-#include "act/select/rules/isa_rules.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 
 namespace act::select {

@@ -12,7 +12,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -21,12 +23,37 @@
 #include "act/select/rules/constant_rules.hpp"
 #include "act/select/rules/identity_rules.hpp"
 #include "act/select/rules/isa_rules.hpp"
+#include "act/select/rules/movement_rules.hpp"
 #include "act/select/rules/view_rules.hpp"
 
 namespace act::select {
 
+// What a rule of the set is, so callers never tell rules apart by position.
+enum class RuleKind : std::uint8_t {
+  Axiom,                // IR->IR (rules/axioms/): may be banned by the backoff scheduler
+  Instruction,          // IR->ISA, generated from an instruction's semantics (isa_rules.hpp)
+  MovementInstruction,  // IR->ISA for movement instructions, matched through views (movement_rules.hpp)
+  Identity,             // slice^H / concat^H (identity_rules.hpp)
+  ConstantView,         // the byte view of constants (constant_rules.hpp)
+  View,                 // equal views are one class (view_rules.hpp)
+};
+
+constexpr std::string_view to_string(RuleKind k) {
+  switch (k) {
+    case RuleKind::Axiom: return "axiom";
+    case RuleKind::Instruction: return "instruction";
+    case RuleKind::MovementInstruction: return "movement instruction";
+    case RuleKind::Identity: return "identity";
+    case RuleKind::ConstantView: return "constant view";
+    case RuleKind::View: return "view";
+  }
+  return "?";
+}
+inline bool is_instruction_rule(RuleKind k) { return k == RuleKind::Instruction || k == RuleKind::MovementInstruction; }
+
 struct RuleSet {
   std::vector<TensorRewrite> rules;        // kept axioms, IR->ISA rules, identity rules, constant rules
+  std::vector<RuleKind> kinds;             // parallel to rules
   IsaRuleSet isa;                          // infos of the IR->ISA rules (its `rules` is moved out)
   std::vector<AxiomInfo> kept_axioms;      // in rule order
   std::vector<std::string> dropped_axioms; // names
@@ -82,22 +109,27 @@ inline RuleSet rule_set(SelectionContext& context, bool filter = true, bool view
     }
   }
   set.axiom_count = set.rules.size();
-  for (auto& r : set.isa.rules) set.rules.push_back(std::move(r));
+  set.kinds.assign(set.rules.size(), RuleKind::Axiom);
+  const auto add = [&set](TensorRewrite rule, RuleKind kind) {
+    set.rules.push_back(std::move(rule));
+    set.kinds.push_back(kind);
+  };
+  for (auto& r : set.isa.rules) add(std::move(r), RuleKind::Instruction);
   set.isa_rule_count = set.isa.infos.size();
   set.isa.rules.clear();
   for (auto& r : identity_rules(context)) {
-    set.rules.push_back(std::move(r));
+    add(std::move(r), RuleKind::Identity);
     ++set.identity_rule_count;
   }
   for (auto& r : constant_rules(context)) {
-    set.rules.push_back(std::move(r));
+    add(std::move(r), RuleKind::ConstantView);
     ++set.constant_rule_count;
   }
   if (views) {
-    set.rules.push_back(view_canonical_rule(context));
+    add(view_canonical_rule(context), RuleKind::View);
     ++set.view_rule_count;
     if (auto movement = movement_instruction_rule(context)) {
-      set.rules.push_back(std::move(*movement));
+      add(std::move(*movement), RuleKind::MovementInstruction);
       ++set.view_rule_count;
     }
   }
@@ -118,12 +150,12 @@ inline std::string describe_rules(const isa::IsaView& isa) {
   for (const auto& info : set.isa.infos) out += describe(*info, isa.instructions[info->instruction]);
   for (const auto& s : set.isa.skipped) out += fmt::format("skipped {}\n", s);
   out += "\nidentity rules:\n";
-  const std::size_t identity_begin = set.axiom_count + set.isa_rule_count;
-  for (std::size_t r = identity_begin; r < identity_begin + set.identity_rule_count; ++r)
-    out += fmt::format("  {}\n", set.rules[r].name());
+  for (std::size_t r = 0; r < set.rules.size(); ++r)
+    if (set.kinds[r] == RuleKind::Identity) out += fmt::format("  {}\n", set.rules[r].name());
   out += "\nconstant and view rules:\n";
-  for (std::size_t r = identity_begin + set.identity_rule_count; r < set.rules.size(); ++r)
-    out += fmt::format("  {}\n", set.rules[r].name());
+  for (std::size_t r = 0; r < set.rules.size(); ++r)
+    if (set.kinds[r] == RuleKind::ConstantView || set.kinds[r] == RuleKind::View || set.kinds[r] == RuleKind::MovementInstruction)
+      out += fmt::format("  {}\n", set.rules[r].name());
   out += "\nIR->IR axioms kept:\n";
   for (const auto& a : set.kept_axioms) out += fmt::format("  {} ({})\n", a.name, to_string(a.family));
   if (!set.dropped_axioms.empty()) out += fmt::format("\nIR->IR axioms dropped by the filter:\n  {}\n", fmt::join(set.dropped_axioms, "\n  "));

@@ -6,7 +6,7 @@
 // Round k = 1, 2, ...: run `iterations_per_round` more exploration iterations (until the
 // e-graph saturates or the runner hits a node/time limit), then extract every pii graph of at
 // most Γ(k) = 2^k instruction nodes not yielded in an earlier round (smallest first within the
-// round; see extract.hpp for the order). Stops when the e-graph is saturated (or can no longer
+// round; see extractor.hpp for the order). Stops when the e-graph is saturated (or can no longer
 // grow) and the last extraction was exhaustive, or at max_rounds / max_budget.
 //
 // One runner serves every round and keeps its backoff schedule between them (runner.hpp), so an

@@ -1,14 +1,6 @@
 // Module 3 (§5.3, Fig. 9): enumerative, buffer-guided, lazy extraction of pii graphs.
 //
-// A *request* is (e-class, buffer): "a pii graph that leaves this class's value in this buffer".
-// Extraction starts with every root class requested in HBM. A request is met by
-//   - a leaf, when the buffer is HBM and the class holds a kernel Input or is constant
-//     (TensorData::is_constant); leaves are the only choice there (App. B module 3), except
-//     for a root, which is never a leaf (phase 2 does not copy inputs to outputs);
-//   - an instruction e-node of the class whose output buffer is the requested one: a Pii node
-//     (its instruction's Out0 buffer) or a slice^H / concat^H (its own buffer). Its operands
-//     become requests in the buffers the instruction reads. Operator e-nodes never qualify.
-// One class may be requested in several buffers and then contributes several nodes.
+// The requests and their alternatives are precomputed in a RequestGraph (request_graph.hpp).
 //
 // Order (documented contract): graphs come out by increasing key (size, duplicates):
 //   size        instruction nodes: pii AND identity nodes, leaves aside. Identity nodes count
@@ -25,8 +17,8 @@
 // pending request without any node needs >= 1 new node, and a request's own sub-graph needs
 // 1 + max(#distinct node-less operand requests, bound of each operand), where requests that
 // already hold a node cost 0 (memoised per search state). Precomputed once per e-graph state: the
-// admissible e-nodes per request, "can produce class c in buffer b" (a least fixed point, so
-// dead requests are never tried), and a DAG-size lower bound per request (first level to try).
+// admissible e-nodes per request, "can produce class c in buffer b", and a DAG-size lower bound
+// per request (first level to try): the RequestGraph.
 // Sharing only ever points at a finished node, never at an ancestor, so graphs are acyclic
 // even when the e-graph has cycles; the node budget N_max bounds everything. A node fills at
 // most one concat^H operand slot: concat^H places its operands side by side, so a shared one
@@ -53,6 +45,9 @@
 #include "act/select/pii_graph.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 #include "act/select/ir/tensor_language.hpp"
+#include "act/select/search/diagnosis.hpp"
+#include "act/select/search/greedy.hpp"
+#include "act/select/search/request_graph.hpp"
 
 namespace act::select {
 
@@ -80,25 +75,16 @@ struct ExtractorOptions {
 
 class Extractor {
  public:
-  static constexpr std::size_t kUnreachable = std::numeric_limits<std::size_t>::max();
+  static constexpr std::size_t kUnreachable = RequestGraph::kUnreachable;
 
   // `graph` must be clean (rebuilt) and outlive the extractor; so must `seen` if given.
   Extractor(const TensorGraph& graph, const SelectionContext& context, std::vector<egraph::Id> roots,
             ExtractorOptions options = {}, PiiGraphSet* seen = nullptr)
-      : graph_(graph), context_(context), options_(std::move(options)), seen_(seen ? seen : &own_seen_) {
-    if (!graph.is_clean()) throw Error(ErrorKind::Internal, "extract: the e-graph must be rebuilt first");
-    hbm_ = -1;
-    for (std::size_t b = 0; b < context.isa.buffers.size(); ++b)
-      if (context.isa.buffers[b].is_hbm && hbm_ < 0) hbm_ = static_cast<int>(b);
-    if (hbm_ < 0) throw Error(ErrorKind::Isa, fmt::format("ISA {} has no HBM buffer", context.isa.name));
-    buffers_ = context.isa.buffers.size();
-    index_classes();
-    for (egraph::Id r : roots) root_requests_.push_back(Request{dense(graph.find(r)), hbm_});
-    compute_producible();
-    compute_min_sizes();
+      : options_(std::move(options)), requests_(graph, context, roots, options_.fold_constant),
+        seen_(seen ? seen : &own_seen_) {
     start_search();
   }
-  // The search keeps pointers into its own tables.
+  // The search keeps pointers into the request graph.
   Extractor(const Extractor&) = delete;
   Extractor& operator=(const Extractor&) = delete;
 
@@ -119,393 +105,28 @@ class Extractor {
   bool timed_out() const { return timed_out_; }
 
   // Whether `cls` can be produced into `buffer` at all (with any number of nodes).
-  bool can_produce(egraph::Id cls, int buffer) const {
-    const std::uint32_t c = dense(graph_.find(cls));
-    return buffer >= 0 && static_cast<std::size_t>(buffer) < buffers_ && producible_[key(Request{c, buffer})];
-  }
+  bool can_produce(egraph::Id cls, int buffer) const { return requests_.can_produce(cls, buffer); }
   // A lower bound on the instruction nodes of any graph producing `cls` into `buffer`
   // (kUnreachable when it cannot be produced).
-  std::size_t min_size(egraph::Id cls, int buffer) const {
-    if (!can_produce(cls, buffer)) return kUnreachable;
-    return min_size_[key(Request{dense(graph_.find(cls)), buffer})];
-  }
-  int hbm() const { return hbm_; }
+  std::size_t min_size(egraph::Id cls, int buffer) const { return requests_.min_size(cls, buffer); }
+  int hbm() const { return requests_.hbm(); }
   // Moves the deadline (the explorer passes a caller's earlier, soft one).
   void set_deadline(std::chrono::steady_clock::time_point deadline) { options_.deadline = deadline; }
 
-  // A greedy pii graph (egg-style extraction): each request takes the alternative of least
-  // additive cost (nodes counted as if the graph were a tree) and becomes one shared node. Not in
-  // the enumeration's order: the explorer offers it before each round's enumeration as a fast
-  // first candidate (K1 on AMX needs 23 nodes; enumerating every smaller graph first costs
-  // seconds). Two costs per request: any node, or an *owned* one (a Pii, or a concat^H of owned
-  // nodes) -- concat^H places its operands side by side, so they must be storage of their own,
-  // not slice^H views or leaves, and a node fills at most one concat^H slot (a second slot gets
-  // a fresh copy). A root is owned. nullopt when some root cannot be produced.
-  std::optional<PiiGraph> greedy() const {
-    const std::size_t n = alternatives_.size();
-    constexpr double kInf = std::numeric_limits<double>::infinity();
-    std::vector<double> any(n, kInf), owned(n, kInf);
-    std::vector<const Alternative*> any_choice(n, nullptr), owned_choice(n, nullptr);
-    for (std::uint32_t c = 0; c < classes_.size(); ++c)
-      if (leaves_[c]) any[key(Request{c, hbm_})] = 0;
-    auto is_slice = [&](const Alternative& alt) { return graph_.node(alt.node).op.kind == NodeKind::SliceH; };
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (std::size_t k = 0; k < n; ++k) {
-        for (const Alternative& alt : alternatives_[k]) {
-          double c = 1;
-          for (Request r : alt.operands) c += alt.concat ? owned[key(r)] : any[key(r)];
-          if (c < any[k] && any[k] != 0) {
-            any[k] = c;
-            any_choice[k] = &alt;
-            changed = true;
-          }
-          if (!is_slice(alt) && c < owned[k]) {
-            owned[k] = c;
-            owned_choice[k] = &alt;
-            changed = true;
-          }
-        }
-      }
-    }
-    std::vector<PiiNode> out;
-    std::vector<std::uint8_t> concat_used;  // per node of `out`: fills a concat^H slot
-    std::vector<std::size_t> memo[2];
-    memo[0].assign(n, std::numeric_limits<std::size_t>::max());
-    memo[1].assign(n, std::numeric_limits<std::size_t>::max());
-    bool failed = false;
-    std::function<std::size_t(Request, bool, bool)> make = [&](Request r, bool want_owned, bool fresh) -> std::size_t {
-      const std::size_t k = key(r);
-      auto& m = memo[want_owned ? 1 : 0];
-      if (!fresh && m[k] != std::numeric_limits<std::size_t>::max()) return m[k];
-      const Alternative* alt = want_owned ? owned_choice[k] : any_choice[k];
-      const bool leaf = !want_owned && any[k] == 0;
-      if ((!alt && !leaf) || failed || out.size() > 100'000) {
-        failed = true;
-        return 0;
-      }
-      PiiNode p;
-      const egraph::Id cls = classes_[r.cls];
-      p.eclass = cls;
-      p.buffer = r.buffer;
-      p.type = graph_.data(cls).type;
-      if (leaf) {
-        const Leaf& l = *leaves_[r.cls];
-        p.kind = l.kind;
-        p.index = l.index;
-        if (l.node != egraph::kNoId) p.op = graph_.node(l.node).op;
-        else p.op = TensorOp{NodeKind::Constant, hlo::Opcode::Constant, 0};
-      } else {
-        const auto view = graph_.node(alt->node);
-        const NodeAttributes& a = context_.attributes_of(view.op);
-        p.op = view.op;
-        p.index = a.index;
-        switch (view.op.kind) {
-          case NodeKind::Pii:
-            p.kind = PiiNodeKind::Pii;
-            p.alpha = a.alpha;
-            break;
-          case NodeKind::SliceH:
-            p.kind = PiiNodeKind::SliceH;
-            p.slice = a.slice;
-            break;
-          default:
-            p.kind = PiiNodeKind::ConcatH;
-            p.dimension = a.dimensions.empty() ? -1 : a.dimensions[0];
-            break;
-        }
-        for (Request o : alt->operands) {
-          std::size_t node = make(o, alt->concat, false);
-          if (alt->concat) {
-            concat_used.resize(out.size(), 0);
-            if (!failed && concat_used[node]) node = make(o, true, true);
-            concat_used.resize(out.size(), 0);
-            if (!failed) concat_used[node] = 1;
-          }
-          p.operands.push_back(node);
-        }
-      }
-      if (failed) return 0;
-      out.push_back(std::move(p));
-      const std::size_t index = out.size() - 1;
-      if (!fresh) m[k] = index;
-      return index;
-    };
-    std::vector<std::size_t> roots;
-    for (Request r : root_requests_) {
-      roots.push_back(make(r, true, false));
-      if (failed) return std::nullopt;
-    }
-    return PiiGraph(std::move(out), roots);
-  }
-
+  // The greedy pii graph of the same e-graph (greedy.hpp).
+  std::optional<PiiGraph> greedy() const { return greedy_pii_graph(requests_); }
   std::size_t states_visited() const { return states_; }
 
-  // Why there is no pii graph (empty when every root can reach HBM): for each root that cannot
-  // be produced in HBM, the first classes on the way up from the kernel's inputs that no
-  // instruction produces in any buffer, i.e. classes with an operator e-node whose operands can
-  // all be produced somewhere while the operation itself cannot (breadth-first from the root,
-  // at most `max_blockers` per root, computations before data movement). E.g. "root 0 (u8[16384]) cannot be produced in d0; no
-  // instruction computes: u8[64,64,4] reshape(u8[16384]) [class 1]".
-  static bool is_data_movement(hlo::Opcode op) {
-    switch (op) {
-      case hlo::Opcode::Reshape:
-      case hlo::Opcode::Transpose:
-      case hlo::Opcode::Slice:
-      case hlo::Opcode::BitcastConvert:
-      case hlo::Opcode::Concatenate:
-      case hlo::Opcode::Broadcast: return true;
-      default: return false;
-    }
-  }
-
-  std::string explain_unmet_roots(std::size_t max_blockers = 4) const {
-    std::string out;
-    const auto somewhere = [&](std::uint32_t c) {
-      for (std::size_t b = 0; b < buffers_; ++b)
-        if (producible_[key(Request{c, static_cast<int>(b)})]) return true;
-      return false;
-    };
-    for (std::size_t r = 0; r < root_requests_.size(); ++r) {
-      const Request root = root_requests_[r];
-      if (producible_[key(root)]) continue;
-      if (!out.empty()) out += '\n';
-      out += fmt::format("root {} ({}) cannot be produced in {}", r, to_string(graph_.data(classes_[root.cls]).type),
-                         context_.isa.buffers[static_cast<std::size_t>(hbm_)].name);
-      std::vector<std::uint8_t> visited(classes_.size(), 0);
-      std::vector<std::uint32_t> queue{root.cls};
-      visited[root.cls] = 1;
-      // Computations are listed before data movement: a reshape of an input that no instruction
-      // performs is usually a consequence, the operation ISA lacks is the cause.
-      std::vector<std::string> computations, movements;
-      for (std::size_t q = 0; q < queue.size() && q < 4096 && computations.size() < max_blockers; ++q) {
-        const std::uint32_t c = queue[q];
-        if (somewhere(c)) continue;  // producible, just not in the buffer its user needs
-        std::string computation, movement;
-        for (egraph::Id n : graph_.eclass(classes_[c]).nodes) {
-          const auto view = graph_.node(n);
-          if (view.op.kind != NodeKind::Operator) continue;
-          bool operands_ready = true;
-          std::vector<std::string> operand_types;
-          for (egraph::Id child : view.children) {
-            const std::uint32_t d = dense(graph_.find(child));
-            operand_types.push_back(to_string(graph_.data(classes_[d]).type));
-            if (!somewhere(d)) {
-              operands_ready = false;
-              if (!visited[d]) {
-                visited[d] = 1;
-                queue.push_back(d);
-              }
-            }
-          }
-          if (!operands_ready) continue;
-          std::string& text = is_data_movement(view.op.opcode) ? movement : computation;
-          if (text.empty())
-            text = fmt::format("{} {}({}) [class {}]", to_string(graph_.data(classes_[c]).type), hlo::opcode_name(view.op.opcode),
-                               fmt::join(operand_types, ", "), classes_[c]);
-        }
-        if (!computation.empty()) computations.push_back(std::move(computation));
-        else if (!movement.empty()) movements.push_back(std::move(movement));
-      }
-      std::vector<std::string> blockers = std::move(computations);
-      for (std::size_t k = 0; blockers.size() < max_blockers && k < movements.size(); ++k) blockers.push_back(movements[k]);
-      if (!blockers.empty()) out += fmt::format("; no instruction computes: {}", fmt::join(blockers, "; "));
-    }
-    return out;
-  }
-
-  // Some root cannot be produced although a computed value behind it can: the search from the
-  // unmet roots (as explain_unmet_roots) meets a byte view, bitcast-convert to u8, of a
-  // producible value of another type. Splitting the output into smaller byte pieces may let
-  // a store write it (GroupExplorer retries with a deeper split only then).
-  bool unmet_byte_view_of_producible_value() const {
-    const auto somewhere = [&](std::uint32_t c) {
-      for (std::size_t b = 0; b < buffers_; ++b)
-        if (producible_[key(Request{c, static_cast<int>(b)})]) return true;
-      return false;
-    };
-    std::vector<std::uint8_t> visited(classes_.size(), 0);
-    std::vector<std::uint32_t> queue;
-    for (const Request root : root_requests_)
-      if (!producible_[key(root)] && !visited[root.cls]) {
-        visited[root.cls] = 1;
-        queue.push_back(root.cls);
-      }
-    for (std::size_t q = 0; q < queue.size() && q < 4096; ++q) {
-      const std::uint32_t c = queue[q];
-      if (somewhere(c)) continue;
-      for (egraph::Id n : graph_.eclass(classes_[c]).nodes) {
-        const auto view = graph_.node(n);
-        if (view.op.kind != NodeKind::Operator) continue;
-        for (egraph::Id child : view.children) {
-          const std::uint32_t d = dense(graph_.find(child));
-          if (view.op.opcode == hlo::Opcode::BitcastConvert && graph_.data(classes_[c]).type.dtype == DType::u8 &&
-              graph_.data(classes_[d]).type.dtype != DType::u8 && somewhere(d))
-            return true;
-          if (!somewhere(d) && !visited[d]) {
-            visited[d] = 1;
-            queue.push_back(d);
-          }
-        }
-      }
-    }
-    return false;
-  }
+  // Diagnosis of an empty enumeration (diagnosis.hpp).
+  std::string explain_unmet_roots(std::size_t max_blockers = 4) const { return select::explain_unmet_roots(requests_, max_blockers); }
+  bool unmet_byte_view_of_producible_value() const { return select::unmet_byte_view_of_producible_value(requests_); }
 
  private:
-  struct Request {
-    std::uint32_t cls = 0;  // dense class index
-    int buffer = 0;
-  };
-  // An instruction e-node usable for one request: its node and its operand requests.
-  struct Alternative {
-    egraph::Id node = egraph::kNoId;
-    std::vector<Request> operands;
-    bool concat = false;  // a concat^H: its operands are placed side by side
-  };
-  struct Leaf {
-    PiiNodeKind kind = PiiNodeKind::Input;
-    egraph::Id node = egraph::kNoId;  // the Input/Constant e-node, if any
-    std::int64_t index = -1;
-  };
+  using Request = RequestGraph::Request;
+  using Alternative = RequestGraph::Alternative;
 
-  // ---- precomputation ----------------------------------------------------------------------
-
-  std::size_t key(Request r) const { return static_cast<std::size_t>(r.cls) * buffers_ + static_cast<std::size_t>(r.buffer); }
-
-  std::uint32_t dense(egraph::Id canonical) const {
-    if (canonical >= dense_.size() || dense_[canonical] == kNoDense)
-      throw Error(ErrorKind::Internal, fmt::format("extract: class {} is not in the e-graph", canonical));
-    return dense_[canonical];
-  }
-
-  void index_classes() {
-    const auto ids = graph_.classes();
-    classes_.assign(ids.begin(), ids.end());
-    dense_.assign(graph_.num_ids(), kNoDense);
-    for (std::size_t i = 0; i < classes_.size(); ++i) dense_[classes_[i]] = static_cast<std::uint32_t>(i);
-    alternatives_.assign(classes_.size() * buffers_, {});
-    leaves_.assign(classes_.size(), std::nullopt);
-    const isa::IsaView& isa = context_.isa;
-    for (std::size_t i = 0; i < classes_.size(); ++i) {
-      const auto& cls = graph_.eclass(classes_[i]);
-      std::optional<Leaf> input, constant, undefined;
-      for (egraph::Id n : cls.nodes) {
-        const auto view = graph_.node(n);
-        const NodeAttributes& a = context_.attributes_of(view.op);
-        Alternative alt{n, {}};
-        int out = -1;
-        switch (view.op.kind) {
-          case NodeKind::Operator: continue;
-          case NodeKind::Input:
-            if (!input) input = Leaf{PiiNodeKind::Input, n, a.index};
-            continue;
-          case NodeKind::Constant:
-            if (!constant) constant = Leaf{PiiNodeKind::Constant, n, a.index};
-            continue;
-          case NodeKind::Undefined:  // a don't-care instruction input (isa_rules.hpp): a leaf in HBM
-            if (!undefined) undefined = Leaf{PiiNodeKind::Undefined, n, -1};
-            continue;
-          case NodeKind::Pii: {
-            if (a.index < 0 || static_cast<std::size_t>(a.index) >= isa.instructions.size()) continue;
-            const isa::Instruction& inst = isa.instructions[static_cast<std::size_t>(a.index)];
-            if (inst.outputs.empty() || inst.inputs.size() != view.children.size()) continue;
-            out = isa.buffer_index(inst.outputs[0].buffer);
-            bool ok = out >= 0;
-            for (std::size_t k = 0; k < view.children.size() && ok; ++k) {
-              const int in = isa.buffer_index(inst.inputs[k].buffer);
-              ok = in >= 0;
-              alt.operands.push_back(Request{dense(graph_.find(view.children[k])), in});
-            }
-            if (!ok) continue;
-            break;
-          }
-          case NodeKind::SliceH:
-          case NodeKind::ConcatH:
-            if (a.index < 0 || static_cast<std::size_t>(a.index) >= buffers_) continue;
-            out = static_cast<int>(a.index);
-            alt.concat = view.op.kind == NodeKind::ConcatH;
-            for (egraph::Id child : view.children) alt.operands.push_back(Request{dense(graph_.find(child)), out});
-            break;
-        }
-        alternatives_[key(Request{static_cast<std::uint32_t>(i), out})].push_back(std::move(alt));
-      }
-      if (input) {
-        leaves_[i] = input;
-      } else if (cls.data.is_constant) {
-        Leaf leaf = constant ? *constant : Leaf{PiiNodeKind::Constant, egraph::kNoId, -1};
-        if (!constant && options_.fold_constant) leaf.index = options_.fold_constant(classes_[i]);
-        leaves_[i] = leaf;
-      } else if (undefined) {
-        leaves_[i] = undefined;
-      }
-    }
-  }
-
-  bool is_leaf_request(Request r) const { return r.buffer == hbm_ && leaves_[r.cls].has_value(); }
-
-  // Least fixed point of "can produce": leaves in HBM, then any alternative whose operand
-  // requests can all be produced. Alternatives that can never be completed are dropped.
-  void compute_producible() {
-    producible_.assign(classes_.size() * buffers_, 0);
-    for (std::uint32_t c = 0; c < classes_.size(); ++c)
-      if (leaves_[c]) producible_[key(Request{c, hbm_})] = 1;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (std::size_t k = 0; k < alternatives_.size(); ++k) {
-        if (producible_[k]) continue;
-        for (const Alternative& alt : alternatives_[k]) {
-          if (std::all_of(alt.operands.begin(), alt.operands.end(), [&](Request r) { return producible_[key(r)] != 0; })) {
-            producible_[k] = 1;
-            changed = true;
-            break;
-          }
-        }
-      }
-    }
-    for (auto& alts : alternatives_)
-      std::erase_if(alts, [&](const Alternative& alt) {
-        return !std::all_of(alt.operands.begin(), alt.operands.end(), [&](Request r) { return producible_[key(r)] != 0; });
-      });
-  }
-
-  // A lower bound on a standalone graph for each request (no nodes to share yet): a node plus
-  // its operands' graphs, which hold at least one node per distinct non-leaf operand request
-  // and at least as many as the largest operand's bound. Greatest fixed point from "unreachable".
-  void compute_min_sizes() {
-    min_size_.assign(classes_.size() * buffers_, kUnreachable);
-    for (std::uint32_t c = 0; c < classes_.size(); ++c)
-      if (leaves_[c]) min_size_[key(Request{c, hbm_})] = 0;
-    std::vector<std::size_t> distinct;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (std::size_t k = 0; k < alternatives_.size(); ++k) {
-        if (min_size_[k] == 0) continue;  // leaves stay leaves
-        for (const Alternative& alt : alternatives_[k]) {
-          std::size_t largest = 0;
-          distinct.clear();
-          bool reachable = true;
-          for (Request r : alt.operands) {
-            const std::size_t m = min_size_[key(r)];
-            if (m == kUnreachable) {
-              reachable = false;
-              break;
-            }
-            largest = std::max(largest, m);
-            if (!is_leaf_request(r)) distinct.push_back(key(r));
-          }
-          if (!reachable) continue;
-          std::sort(distinct.begin(), distinct.end());
-          const std::size_t count = static_cast<std::size_t>(std::unique(distinct.begin(), distinct.end()) - distinct.begin());
-          const std::size_t bound = 1 + std::max(largest, count);
-          if (bound < min_size_[k]) {
-            min_size_[k] = bound;
-            changed = true;
-          }
-        }
-      }
-    }
-  }
+  std::size_t key(Request r) const { return requests_.key(r); }
+  bool is_leaf_request(Request r) const { return requests_.is_leaf_request(r); }
 
   // ---- the search ----------------------------------------------------------------------------
 
@@ -546,17 +167,17 @@ class Extractor {
   };
 
   void start_search() {
-    if (root_requests_.empty()) throw Error(ErrorKind::Internal, "extract: no roots");
-    for (Request r : root_requests_)
-      if (!producible_[key(r)]) {  // some root cannot reach HBM: no pii graph at all
+    if (requests_.roots().empty()) throw Error(ErrorKind::Internal, "extract: no roots");
+    for (Request r : requests_.roots())
+      if (!requests_.producible(key(r))) {  // some root cannot reach HBM: no pii graph at all
         finished_ = true;
         exhaustive_ = true;
         return;
       }
     std::size_t first = 0;
     std::vector<std::size_t> distinct;
-    for (Request r : root_requests_) {
-      first = std::max(first, min_size_[key(r)]);
+    for (Request r : requests_.roots()) {
+      first = std::max(first, requests_.min_size(key(r)));
       if (!is_leaf_request(r)) distinct.push_back(key(r));
     }
     std::sort(distinct.begin(), distinct.end());
@@ -568,7 +189,7 @@ class Extractor {
     }
     target_size_ = first;
     target_duplicates_ = 0;
-    nodes_of_request_.assign(classes_.size() * buffers_, {});
+    nodes_of_request_.assign(requests_.request_count(), {});
     reset_level();
   }
 
@@ -576,11 +197,11 @@ class Extractor {
     nodes_.clear();
     frames_.clear();
     pending_.clear();
-    root_nodes_.assign(root_requests_.size(), -1);
+    root_nodes_.assign(requests_.roots().size(), -1);
     size_ = 0;
     duplicates_ = 0;
     for (auto& v : nodes_of_request_) v.clear();
-    for (std::size_t i = root_requests_.size(); i-- > 0;) pending_.push_back(Slot{-1, i, root_requests_[i]});
+    for (std::size_t i = requests_.roots().size(); i-- > 0;) pending_.push_back(Slot{-1, i, requests_.roots()[i]});
     descend_ = true;
     size_pruned_ = false;
     duplicates_pruned_ = false;
@@ -670,7 +291,7 @@ class Extractor {
       const WorkNode& w = nodes_[static_cast<std::size_t>(n)];
       if (w.finished && w.alternative && !(concat_slot && w.concat_uses > 0)) f.options.push_back(Option{Option::Share, n, nullptr});
     }
-    for (const Alternative& alt : alternatives_[key(r)]) f.options.push_back(Option{Option::Fresh, -1, &alt});
+    for (const Alternative& alt : requests_.alternatives(key(r))) f.options.push_back(Option{Option::Fresh, -1, &alt});
   }
 
   // Distinct non-leaf requests among the pending slots that have no node at all yet.
@@ -714,7 +335,7 @@ class Extractor {
       return bound_memo_[k] = 1;  // admissible; after the deadline the search stops at its next step anyway
     std::size_t value = kUnreachable;
     std::vector<std::size_t> children;
-    for (const Alternative& alt : alternatives_[k]) {
+    for (const Alternative& alt : requests_.alternatives(k)) {
       children.clear();
       std::size_t largest = 0;
       for (Request r : alt.operands) {
@@ -839,37 +460,7 @@ class Extractor {
     std::vector<PiiNode> out;
     out.reserve(nodes_.size());
     for (const WorkNode& w : nodes_) {
-      PiiNode p;
-      const egraph::Id cls = classes_[w.request.cls];
-      p.eclass = cls;
-      p.buffer = w.request.buffer;
-      p.type = graph_.data(cls).type;
-      if (!w.alternative) {
-        const Leaf& leaf = *leaves_[w.request.cls];
-        p.kind = leaf.kind;
-        p.index = leaf.index;
-        if (leaf.node != egraph::kNoId) p.op = graph_.node(leaf.node).op;
-        else p.op = TensorOp{NodeKind::Constant, hlo::Opcode::Constant, 0};
-      } else {
-        const auto view = graph_.node(w.alternative->node);
-        const NodeAttributes& a = context_.attributes_of(view.op);
-        p.op = view.op;
-        p.index = a.index;
-        switch (view.op.kind) {
-          case NodeKind::Pii:
-            p.kind = PiiNodeKind::Pii;
-            p.alpha = a.alpha;
-            break;
-          case NodeKind::SliceH:
-            p.kind = PiiNodeKind::SliceH;
-            p.slice = a.slice;
-            break;
-          default:
-            p.kind = PiiNodeKind::ConcatH;
-            p.dimension = a.dimensions.empty() ? -1 : a.dimensions[0];
-            break;
-        }
-      }
+      PiiNode p = requests_.node(w.request, w.alternative);
       for (int o : w.operands) p.operands.push_back(static_cast<std::size_t>(o));
       out.push_back(std::move(p));
     }
@@ -878,23 +469,10 @@ class Extractor {
     return PiiGraph(std::move(out), roots);
   }
 
-  static constexpr std::uint32_t kNoDense = std::numeric_limits<std::uint32_t>::max();
-
-  const TensorGraph& graph_;
-  const SelectionContext& context_;
   ExtractorOptions options_;
+  RequestGraph requests_;
   PiiGraphSet own_seen_;
   PiiGraphSet* seen_;
-  int hbm_ = 0;
-  std::size_t buffers_ = 0;
-
-  std::vector<egraph::Id> classes_;             // dense index -> canonical class id
-  std::vector<std::uint32_t> dense_;            // canonical class id -> dense index
-  std::vector<std::vector<Alternative>> alternatives_;  // per request key
-  std::vector<std::optional<Leaf>> leaves_;     // per dense class
-  std::vector<std::uint8_t> producible_;        // per request key
-  std::vector<std::size_t> min_size_;           // per request key
-  std::vector<Request> root_requests_;
 
   // Search state.
   std::vector<WorkNode> nodes_;

@@ -112,7 +112,7 @@ class GroupExplorer {
       Group& g = *groups_.front();
       std::optional<PiiGraph> graph = fetch(g, until);
       if (!graph) timed_out_ = g.explorer->timed_out();
-      if (graph && g.context != &context_) return translate_pii_graph(*graph, *g.context, context_);
+      if (graph && g.context != &context_) return translate_pii_graph(*graph, g.context->constants, context_.constants);
       return graph;
     }
     while (!finished_) {
@@ -192,7 +192,7 @@ class GroupExplorer {
       if (g->done || g->graphs.size() > level_) continue;
       std::optional<PiiGraph> graph = fetch(*g, until);
       if (graph) {
-        g->graphs.push_back(g->context == &context_ ? std::move(*graph) : translate_pii_graph(*graph, *g->context, context_));
+        g->graphs.push_back(g->context == &context_ ? std::move(*graph) : translate_pii_graph(*graph, g->context->constants, context_.constants));
         continue;
       }
       g->done = true;

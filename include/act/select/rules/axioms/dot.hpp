@@ -273,7 +273,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         const auto f = static_cast<std::size_t>(m.lhs_free[0]);
         Dims zeros = m.ta.dims;
         zeros[f] = padded_rows(v) - result[0];
-        const Id block = b.filled(m.ta.dtype, zeros, "zeros", [](std::int64_t, std::int64_t) { return 0.0; });
+        const Id block = b.patterned(m.ta.dtype, zeros, "zeros", [](std::int64_t, std::int64_t) { return 0.0; });
         const Id padded = b.dot(b.concat({m.a, block}, static_cast<std::int64_t>(f)), m.b, m.dims, m.result);
         return b.slice(padded, full_ranges(result));
       }));
@@ -366,10 +366,10 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           const auto one = [](std::int64_t, std::int64_t) { return 1.0; };
           if (d == 0) {
             const Id x = b.reshape(v.cls("?x"), {t.dims[0], 1});
-            return b.dot(x, b.filled(t.dtype, {1, t.dims[1]}, "ones", one), dims, t.dtype);
+            return b.dot(x, b.patterned(t.dtype, {1, t.dims[1]}, "ones", one), dims, t.dtype);
           }
           const Id x = b.reshape(v.cls("?x"), {1, t.dims[1]});
-          return b.dot(b.filled(t.dtype, {t.dims[0], 1}, "ones", one), x, dims, t.dtype);
+          return b.dot(b.patterned(t.dtype, {t.dims[0], 1}, "ones", one), x, dims, t.dtype);
         }));
   }
   // reduce-add(x:[n,m], 0) over one dim → dot with a ones vector. The reduce accumulates in its
@@ -389,7 +389,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         [](const View& v, Build& b) -> std::optional<Id> {
           const Shape x = v.type("?x");
           const auto d = v.attr("outer").dimensions[0];
-          const Id ones = b.filled(x.dtype, {x.dims[static_cast<std::size_t>(d)]}, "ones", [](auto, auto) { return 1.0; });
+          const Id ones = b.patterned(x.dtype, {x.dims[static_cast<std::size_t>(d)]}, "ones", [](auto, auto) { return 1.0; });
           hlo::DotDimensions dims;
           dims.lhs_contracting = {d};
           dims.rhs_contracting = {0};
@@ -411,7 +411,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           const Shape x = v.type("?x");
           const auto d = v.attr("outer").dimensions[0];
           const auto n = x.dims[static_cast<std::size_t>(d)];
-          const Id J = b.filled(x.dtype, {n, n}, "reversed-identity", [n](std::int64_t i, std::int64_t j) { return i + j == n - 1 ? 1.0 : 0.0; });
+          const Id J = b.patterned(x.dtype, {n, n}, "reversed-identity", [n](std::int64_t i, std::int64_t j) { return i + j == n - 1 ? 1.0 : 0.0; });
           hlo::DotDimensions dims;
           dims.lhs_contracting = {1};
           dims.rhs_contracting = {0};
@@ -431,7 +431,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         },
         [](const View& v, Build& b) -> std::optional<Id> {
           const Shape x = v.type("?x");
-          const Id I = b.filled(x.dtype, {x.dims[1], x.dims[1]}, "identity", [](std::int64_t i, std::int64_t j) { return i == j ? 1.0 : 0.0; });
+          const Id I = b.patterned(x.dtype, {x.dims[1], x.dims[1]}, "identity", [](std::int64_t i, std::int64_t j) { return i == j ? 1.0 : 0.0; });
           hlo::DotDimensions dims;
           dims.lhs_contracting = {1};
           dims.rhs_contracting = {1};
@@ -453,7 +453,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         },
         [](const View& v, Build& b) -> std::optional<Id> {
           const Shape x = v.type("?x");
-          const Id I = b.filled(x.dtype, {x.dims[1], x.dims[1]}, "identity", [](std::int64_t i, std::int64_t j) { return i == j ? 1.0 : 0.0; });
+          const Id I = b.patterned(x.dtype, {x.dims[1], x.dims[1]}, "identity", [](std::int64_t i, std::int64_t j) { return i == j ? 1.0 : 0.0; });
           hlo::DotDimensions dims;
           dims.lhs_contracting = {1};
           dims.rhs_contracting = {0};

@@ -17,6 +17,7 @@
 #include "act/core/literal.hpp"
 #include "act/egraph/rewrite.hpp"
 #include "act/hlo/shape_check.hpp"
+#include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 
 namespace act::select {
@@ -108,112 +109,16 @@ inline std::int64_t next_power_of_two(std::int64_t n) {
   return p;
 }
 
-// Number of elements a range takes, and its canonical limit (one past the last element).
-inline std::int64_t range_count(const hlo::SliceRange& r) { return (r.limit - r.start + r.stride - 1) / r.stride; }
-inline hlo::SliceRange canonical(hlo::SliceRange r) {
-  const auto n = range_count(r);
-  r.limit = n == 0 ? r.start : r.start + (n - 1) * r.stride + 1;
-  if (n == 1) r.stride = 1;
-  return r;
-}
-inline std::vector<hlo::SliceRange> full_ranges(const Dims& dims) {
-  std::vector<hlo::SliceRange> r;
-  for (auto d : dims) r.push_back({0, d, 1});
-  return r;
-}
-inline bool covers(const std::vector<hlo::SliceRange>& ranges, const Dims& dims) {
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    const auto& r = ranges[d];
-    if (r.start != 0 || range_count(r) != dims[d] || (dims[d] > 1 && r.stride != 1)) return false;
-  }
-  return true;
-}
+// Slice-range arithmetic (ir/builder.hpp).
+using slice_ranges::canonical;
+using slice_ranges::covers;
+inline std::int64_t range_count(const hlo::SliceRange& r) { return slice_ranges::count(r); }
+inline std::vector<hlo::SliceRange> full_ranges(const Dims& dims) { return slice_ranges::whole(dims); }
 
 // ---- building ---------------------------------------------------------------------------------
 
-struct Build {
-  TensorGraph& g;
-  SelectionContext& ctx;
-
-  Id add(const TensorOp& op, std::initializer_list<Id> children) { return g.add(op, children); }
-  Id add(const TensorOp& op, const std::vector<Id>& children) { return g.add(op, children); }
-  Id op(hlo::Opcode code, const NodeAttributes& a, std::initializer_list<Id> children) {
-    return g.add(make_operator(ctx.attributes, code, a), children);
-  }
-  Id reshape(Id x, Dims dims) {
-    if (g.data(x).type.dims == dims) return x;
-    NodeAttributes a;
-    a.shape = std::move(dims);
-    return op(hlo::Opcode::Reshape, a, {x});
-  }
-  Id transpose(Id x, Dims perm) {
-    if (is_identity_permutation(perm)) return x;
-    NodeAttributes a;
-    a.dimensions = std::move(perm);
-    return op(hlo::Opcode::Transpose, a, {x});
-  }
-  Id slice(Id x, std::vector<hlo::SliceRange> ranges) {
-    for (auto& r : ranges) r = canonical(r);
-    if (covers(ranges, g.data(x).type.dims)) return x;
-    NodeAttributes a;
-    a.slice = std::move(ranges);
-    return op(hlo::Opcode::Slice, a, {x});
-  }
-  // A slice of dimension d only.
-  Id slice_dim(Id x, std::size_t d, std::int64_t start, std::int64_t limit) {
-    auto ranges = full_ranges(g.data(x).type.dims);
-    ranges[d] = {start, limit, 1};
-    return slice(x, std::move(ranges));
-  }
-  Id concat(std::vector<Id> xs, std::int64_t d) {
-    if (xs.size() == 1) return xs[0];
-    NodeAttributes a;
-    a.dimensions = {d};
-    return g.add(make_operator(ctx.attributes, hlo::Opcode::Concatenate, a), xs);
-  }
-  Id dot(Id a, Id b, hlo::DotDimensions dims, DType result) {
-    NodeAttributes at;
-    at.dot = std::move(dims);
-    at.dtype = result;
-    return op(hlo::Opcode::Dot, at, {a, b});
-  }
-  Id pad(Id x, Id value, std::vector<hlo::PadDimension> padding) {
-    NodeAttributes a;
-    a.padding = std::move(padding);
-    return op(hlo::Opcode::Pad, a, {x, value});
-  }
-  Id constant(Literal value) {
-    const Shape type = value.shape();
-    const auto id = ctx.constants.intern(std::move(value));
-    return g.add(make_constant(ctx.attributes, id, type), {});
-  }
-  Id scalar(DType t, double v) {
-    Literal l(Shape(t, {}));
-    if (is_float(t)) l.set_float(0, v);
-    else l.set_int(0, static_cast<std::int64_t>(v));
-    return constant(std::move(l));
-  }
-  // A constant of shape dims whose element at (i, j) (rank 2) or i (rank 1) is f(i, j). `kind`
-  // names the pattern f draws (one kind, one f): the literal is built once per kind, dtype and
-  // dims, and later requests reuse its constant id.
-  template <class F>
-  Id filled(DType t, Dims dims, std::string_view kind, F f) {
-    const std::string key = fmt::format("{}:{}[{}]", kind, name(t), fmt::join(dims, ","));
-    const Shape type(t, dims);
-    if (auto it = ctx.patterned_constants.find(key); it != ctx.patterned_constants.end())
-      return g.add(make_constant(ctx.attributes, it->second, type), {});
-    Literal l(type);
-    const std::int64_t cols = dims.size() == 2 ? dims[1] : 1;
-    for (std::int64_t k = 0; k < l.element_count(); ++k) {
-      const double v = f(k / cols, k % cols);
-      if (is_float(t)) l.set_float(k, v);
-      else l.set_int(k, static_cast<std::int64_t>(v));
-    }
-    const auto id = ctx.constants.intern(std::move(l));
-    ctx.patterned_constants.emplace(key, id);
-    return g.add(make_constant(ctx.attributes, id, type), {});
-  }
-};
+// Appliers build through the one tensor builder (ir/builder.hpp).
+using Build = TensorBuilder;
 
 // True if every value of `from` converts to `to` exactly (so a convert to `to` loses nothing).
 inline bool represents_all(DType to, DType from) {

@@ -1,0 +1,101 @@
+// Solving an IR->ISA match for alpha (App. B module 2): every matched class must have the
+// dtype and rank its semantics node declares; a literal dim must be equal, a dim written as a
+// single alpha name binds that alpha, other dim expressions are evaluated once alpha is known
+// and must be equal. Then every constraint over alpha alone must hold, and the constraints
+// mentioning beta must be satisfiable for some beta within the buffer ranges (Z3, cached per
+// alpha in the rule's info).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <z3++.h>
+
+#include "act/isa/description.hpp"
+#include "act/select/rules/isa/rule_info.hpp"
+#include "act/sym/expr.hpp"
+#include "act/sym/z3.hpp"
+
+namespace act::select::isa_rule_detail {
+
+using egraph::Id;
+
+// Some beta within the buffer ranges satisfies the beta constraints (alpha bound): Z3, cached.
+inline bool beta_satisfiable(const IsaRuleInfo& info, const SelectionContext& context, const isa::Instruction& inst,
+                             const std::vector<std::int64_t>& alpha) {
+  if (info.beta_constraints.empty()) return true;
+  if (auto it = info.beta_satisfiable.find(alpha); it != info.beta_satisfiable.end()) return it->second;
+  std::int64_t largest = 0;
+  for (const isa::Buffer& b : context.isa.buffers)
+    for (auto d : b.access_dims) largest = std::max(largest, d);
+  z3::context ctx;
+  z3::solver solver(ctx);
+  std::vector<z3::expr> side;
+  const auto env = [&](std::string_view id) -> z3::expr {
+    for (std::size_t a = 0; a < inst.alpha.size(); ++a)
+      if (inst.alpha[a] == id) return ctx.int_val(static_cast<int64_t>(alpha[a]));
+    return ctx.int_const(std::string(id).c_str());
+  };
+  for (std::string_view b : inst.beta) {
+    const z3::expr v = ctx.int_const(std::string(b).c_str());
+    solver.add(v >= 0 && v <= ctx.int_val(static_cast<int64_t>(largest)));
+  }
+  for (const std::string& c : info.beta_constraints) {
+    const z3::expr e = sym::to_z3(sym::parse(c), ctx, env, &side);
+    solver.add(e.is_bool() ? e : e != ctx.int_val(0));
+  }
+  for (const auto& s : side) solver.add(s);
+  const bool ok = solver.check() != z3::unsat;
+  info.beta_satisfiable.emplace(alpha, ok);
+  return ok;
+}
+
+// The alpha values this match implies, if it is a valid use of the instruction.
+inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& info, const SelectionContext& context,
+                                                            const isa::Instruction& inst, const TensorGraph& g, Id cls,
+                                                            const egraph::Subst& s, std::size_t variant = 0) {
+  (void)cls;
+  const std::vector<TypeCheck>& checks = variant < info.variants.size() ? info.variants[variant].checks : info.checks;
+  std::vector<std::optional<std::int64_t>> alpha(inst.alpha.size());
+  for (const TypeCheck& c : checks) {
+    const Shape& type = g.data(c.is_capture ? g.find(s[c.slot]) : s[c.slot]).type;
+    if (type.is_tuple || type.dtype != c.dtype || type.dims.size() != c.dims.size()) return std::nullopt;
+    for (std::size_t d = 0; d < c.dims.size(); ++d) {
+      const SymbolicDim& sd = c.dims[d];
+      if (sd.literal >= 0) {
+        if (type.dims[d] != sd.literal) return std::nullopt;
+      } else if (sd.alpha >= 0) {
+        auto& slot = alpha[static_cast<std::size_t>(sd.alpha)];
+        if (slot && *slot != type.dims[d]) return std::nullopt;
+        slot = type.dims[d];
+      }
+    }
+  }
+  sym::Bindings bindings;
+  std::vector<std::int64_t> values;
+  for (std::size_t a = 0; a < alpha.size(); ++a) {
+    if (!alpha[a]) return std::nullopt;
+    bindings.set(inst.alpha[a], *alpha[a]);
+    values.push_back(*alpha[a]);
+  }
+  for (const TypeCheck& c : checks) {
+    const Shape& type = g.data(c.is_capture ? g.find(s[c.slot]) : s[c.slot]).type;
+    for (std::size_t d = 0; d < c.dims.size(); ++d) {
+      const SymbolicDim& sd = c.dims[d];
+      if (sd.literal >= 0 || sd.alpha >= 0) continue;
+      const auto r = sym::try_evaluate(sym::parse(sd.text), bindings);
+      if (!r.ok() || r.value != type.dims[d]) return std::nullopt;
+    }
+  }
+  for (const std::string& constraint : info.alpha_constraints) {
+    const auto r = sym::try_evaluate(sym::parse(constraint), bindings);
+    if (!r.ok() || r.value == 0) return std::nullopt;
+  }
+  if (!beta_satisfiable(info, context, inst, values)) return std::nullopt;
+  return values;
+}
+
+}  // namespace act::select::isa_rule_detail

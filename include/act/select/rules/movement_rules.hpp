@@ -1,0 +1,291 @@
+// IR->ISA rules for movement instructions, matched through byte views (ir/views.hpp).
+//
+// An instruction whose Out0, for some alpha, only moves the bytes of one input (tileloadd and
+// tilestored at any stride, load/store rows, register moves) is matched through views rather
+// than syntactically: for a class C of Out0's type and a view of C over a base X, the input is
+// the view Q of X that the instruction's own byte movement P (Out0 over the input) turns into
+// C's view, Q(P(i)) = view_C(i) for every byte i. The input class is Q's canonical chain, so it
+// is the class every other chain reading those bytes reaches. A dynamic-update-slice whose
+// update covers its operand is followed into the update; the inputs it no longer reads (the old
+// window of tilestored) become Undefined leaves. Alpha candidates: the values that make one of
+// Out0's dims equal to C's (one alpha per dim expression), C's dims, and C's byte distances
+// along each dim; each is checked against the alpha-only constraints and the types.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "act/egraph/pattern.hpp"
+#include "act/hlo/parser.hpp"
+#include "act/select/ir/builder.hpp"
+#include "act/select/ir/tensor_graph.hpp"
+#include "act/select/ir/views.hpp"
+#include "act/sym/expr.hpp"
+
+namespace act::select {
+
+namespace view_rule_detail {
+
+struct MovementSemantics {
+  std::optional<int> input;              // parameter number the bytes come from
+  Shape input_type, output_type;
+  ByteView movement;                     // Out0 over the input's bytes
+  std::vector<Shape> parameter_types;    // every input's type for this alpha
+};
+
+inline std::optional<MovementSemantics> movement_semantics(SelectionContext& ctx, const isa::Instruction& instruction,
+                                                           const std::vector<std::int64_t>& alpha) {
+  auto env = [&](std::string_view name) -> std::optional<std::int64_t> {
+    for (std::size_t k = 0; k < instruction.alpha.size(); ++k)
+      if (instruction.alpha[k] == name) return alpha[k];
+    return std::nullopt;
+  };
+  auto dimension = [&](std::string_view expression, SourceLocation where) -> std::int64_t {
+    const auto parsed = sym::try_parse(expression);
+    if (!parsed.ok()) throw Error(ErrorKind::Isa, "bad dimension", where);
+    const auto r = sym::try_evaluate(parsed.expr, env);
+    if (!r.ok() || r.value < 0) throw Error(ErrorKind::Isa, "bad dimension", where);
+    return r.value;
+  };
+  hlo::Module m;
+  try {
+    m = hlo::parse_semantics(instruction.semantics, dimension);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  const hlo::Computation& c = m.entry_computation();
+  std::vector<Shape> parameter_types(instruction.inputs.size());
+  for (const hlo::Instruction& inst : c.instructions)
+    if (inst.opcode == hlo::Opcode::Parameter && inst.parameter_number >= 0 &&
+        static_cast<std::size_t>(inst.parameter_number) < parameter_types.size())
+      parameter_types[static_cast<std::size_t>(inst.parameter_number)] = Shape(inst.shape.dtype, inst.shape.dims);
+  std::vector<const hlo::Instruction*> chain;  // from ROOT down
+  int at = c.root;
+  while (at >= 0) {
+    const hlo::Instruction& inst = c.instructions[static_cast<std::size_t>(at)];
+    if (inst.shape.is_tuple || inst.shape.element_count() > kMaxViewElements) return std::nullopt;
+    if (inst.opcode == hlo::Opcode::Parameter) {
+      MovementSemantics s;
+      s.input = static_cast<int>(inst.parameter_number);
+      s.input_type = Shape(inst.shape.dtype, inst.shape.dims);
+      s.output_type = Shape(c.root_instruction().shape.dtype, c.root_instruction().shape.dims);
+      s.movement = identity_view(s.input_type);
+      s.parameter_types = parameter_types;
+      for (std::size_t k = chain.size(); k-- > 0;) {
+        const hlo::Instruction& op = *chain[k];
+        if (op.opcode == hlo::Opcode::DynamicUpdateSlice) continue;  // covered: the update itself
+        NodeAttributes a;
+        switch (op.opcode) {
+          case hlo::Opcode::Reshape: a.shape = op.shape.dims; break;
+          case hlo::Opcode::Transpose: a.dimensions = op.dimensions; break;
+          case hlo::Opcode::Slice: a.slice = op.slice; break;
+          case hlo::Opcode::BitcastConvert: a.dtype = op.shape.dtype; break;
+          default: return std::nullopt;
+        }
+        auto next = apply_movement(ctx, make_operator(ctx.attributes, op.opcode, a), Shape(op.shape.dtype, op.shape.dims),
+                                   s.movement);
+        if (!next) return std::nullopt;
+        s.movement = std::move(*next);
+      }
+      return s;
+    }
+    chain.push_back(&inst);
+    switch (inst.opcode) {
+      case hlo::Opcode::Reshape:
+      case hlo::Opcode::Transpose:
+      case hlo::Opcode::Slice:
+      case hlo::Opcode::BitcastConvert: at = inst.operands.at(0); break;
+      case hlo::Opcode::DynamicUpdateSlice: {
+        const auto& operand = c.instructions[static_cast<std::size_t>(inst.operands.at(0))].shape;
+        const auto& update = c.instructions[static_cast<std::size_t>(inst.operands.at(1))].shape;
+        if (operand.dims != update.dims) return std::nullopt;
+        at = inst.operands.at(1);
+        break;
+      }
+      default: return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+// Q with Q(P(i)) = C(i) byte for byte, when P covers every byte of the input exactly as needed.
+inline std::optional<ByteView> divide(const ByteView& c, const ByteView& p, const Shape& input_type) {
+  const std::int64_t wv = byte_width(c.type.dtype), wi = byte_width(input_type.dtype);
+  if (wv <= 0 || wi <= 0 || c.offset.size() != p.offset.size() || byte_width(p.type.dtype) != wv) return std::nullopt;
+  ByteView q{input_type, std::vector<std::int64_t>(static_cast<std::size_t>(input_type.element_count()), -1)};
+  for (std::size_t i = 0; i < c.offset.size(); ++i) {
+    for (std::int64_t t = 0; t < wv; ++t) {
+      const std::int64_t in_byte = p.offset[i] + t, x = c.offset[i] + t;
+      const auto j = static_cast<std::size_t>(in_byte / wi);
+      if (j >= q.offset.size()) return std::nullopt;
+      const std::int64_t start = x - in_byte % wi;
+      if (q.offset[j] == -1) q.offset[j] = start;
+      else if (q.offset[j] != start) return std::nullopt;
+    }
+  }
+  for (std::int64_t o : q.offset)
+    if (o < 0) return std::nullopt;
+  return q;
+}
+
+struct MovementInstruction {
+  std::size_t index = 0;
+  DType out_dtype = DType::u8;
+  std::size_t out_rank = 0;
+  std::vector<std::string> out_dims;     // Out0's dim expressions (literal text too)
+  std::vector<std::string> alpha_constraints;
+};
+
+}  // namespace view_rule_detail
+
+inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& context) {
+  using egraph::Id;
+  using Matcher = egraph::OpMatcher<TensorLanguage>;
+  using namespace view_rule_detail;
+  SelectionContext* ctx = &context;
+  auto instructions = std::make_shared<std::vector<MovementInstruction>>();
+  for (std::size_t i = 0; i < context.isa.instructions.size(); ++i) {
+    const isa::Instruction& inst = context.isa.instructions[i];
+    if (inst.outputs.size() != 1) continue;
+    hlo::Module symbolic;
+    try {
+      symbolic = hlo::parse_semantics(inst.semantics, nullptr);
+    } catch (const Error&) {
+      continue;
+    }
+    const hlo::Computation& c = symbolic.entry_computation();
+    // Pure movement from ROOT to one parameter (shapes may be symbolic here).
+    int at = c.root;
+    bool movement = false;
+    while (at >= 0) {
+      const hlo::Instruction& x = c.instructions[static_cast<std::size_t>(at)];
+      if (x.opcode == hlo::Opcode::Parameter) {
+        movement = true;
+        break;
+      }
+      if (x.opcode == hlo::Opcode::DynamicUpdateSlice) at = x.operands.at(1);
+      else if (x.opcode == hlo::Opcode::Reshape || x.opcode == hlo::Opcode::Transpose || x.opcode == hlo::Opcode::Slice ||
+               x.opcode == hlo::Opcode::BitcastConvert) at = x.operands.at(0);
+      else break;
+    }
+    if (!movement) continue;
+    MovementInstruction mi;
+    mi.index = i;
+    const hlo::Instruction& root = c.root_instruction();
+    mi.out_dtype = root.shape.dtype;
+    mi.out_rank = root.shape.dims.size();
+    for (std::size_t d = 0; d < root.shape.dims.size(); ++d) {
+      const auto& exprs = root.dimension_expressions;
+      mi.out_dims.push_back(d < exprs.size() && !exprs[d].empty() ? std::string(exprs[d]) : std::to_string(root.shape.dims[d]));
+    }
+    for (std::string_view k : inst.constraints) {
+      bool beta = false;
+      for (std::string_view b : inst.beta) beta = beta || k.find(b) != std::string_view::npos;
+      if (!beta) mi.alpha_constraints.emplace_back(k);
+    }
+    instructions->push_back(std::move(mi));
+  }
+  if (instructions->empty()) return std::nullopt;
+  auto done = std::make_shared<std::set<Id>>();
+  using SemanticsKey = std::pair<std::size_t, std::vector<std::int64_t>>;
+  auto semantics_cache = std::make_shared<std::map<SemanticsKey, std::optional<MovementSemantics>>>();
+
+  auto wanted = [instructions](const Shape& t) {
+    for (const auto& mi : *instructions)
+      if (t.dtype == mi.out_dtype && t.dims.size() == mi.out_rank) return true;
+    return false;
+  };
+  auto searcher = [](hlo::Opcode code) {
+    TensorPatternBuilder p;
+    const auto x = p.var("?x");
+    return p.build(p.op(Matcher::of_kind(static_cast<std::uint32_t>(code),
+                                         [](const TensorOp& op) { return op.kind == NodeKind::Operator; }),
+                        {x}));
+  };
+  auto condition = [done, wanted](const TensorGraph& g, Id cls, const egraph::Subst&) {
+    return !done->contains(cls) && wanted(g.data(cls).type);
+  };
+  auto apply = [ctx, done, instructions, semantics_cache](TensorGraph& g, Id cls, const egraph::Subst&) {
+    std::vector<Id> out;
+    cls = g.find(cls);
+    if (!done->insert(cls).second) return out;
+    const Shape type = g.data(cls).type;
+    const auto views = class_views(g, *ctx, cls, 8, 3);
+    for (const auto& mi : *instructions) {
+      if (type.dtype != mi.out_dtype || type.dims.size() != mi.out_rank) continue;
+      const isa::Instruction& inst = ctx->isa.instructions[mi.index];
+      for (const ClassView& cv : views) {
+        if (cv.base == cls) continue;
+        // Alpha candidates (one alpha: see the comment above; several: not attempted).
+        std::vector<std::vector<std::int64_t>> candidates;
+        if (inst.alpha.size() == 0) {
+          candidates.push_back({});
+        } else if (inst.alpha.size() == 1) {
+          std::set<std::int64_t> values(type.dims.begin(), type.dims.end());
+          const auto strides = view_detail::row_major_strides(type.dims);
+          for (std::size_t d = 0; d < type.dims.size(); ++d)
+            if (type.dims[d] > 1)
+              values.insert(cv.view.offset[static_cast<std::size_t>(strides[d])] - cv.view.offset[0]);
+          for (std::size_t d = 0; d < mi.out_dims.size(); ++d) {
+            const auto parsed = sym::try_parse(mi.out_dims[d]);
+            if (!parsed.ok()) continue;
+            for (std::int64_t v = 1; v <= type.dims[d]; ++v) {
+              const auto r = sym::try_evaluate(parsed.expr, [&](std::string_view) -> std::optional<std::int64_t> { return v; });
+              if (r.ok() && r.value == type.dims[d]) values.insert(v);
+            }
+          }
+          for (std::int64_t v : values)
+            if (v > 0) candidates.push_back({v});
+        }
+        for (const auto& alpha : candidates) {
+          bool ok = true;
+          for (const auto& k : mi.alpha_constraints) {
+            const auto parsed = sym::try_parse(k);
+            const auto r = parsed.ok() ? sym::try_evaluate(parsed.expr, [&](std::string_view) -> std::optional<std::int64_t> {
+              return alpha.empty() ? std::nullopt : std::optional<std::int64_t>(alpha[0]);
+            }) : sym::EvalResult{};
+            ok = ok && r.ok() && r.value != 0;
+          }
+          if (!ok) continue;
+          auto key = SemanticsKey{mi.index, alpha};
+          auto it = semantics_cache->find(key);
+          if (it == semantics_cache->end()) it = semantics_cache->emplace(key, movement_semantics(*ctx, inst, alpha)).first;
+          const auto& ms = it->second;
+          if (!ms || !ms->output_type.same_type(type)) continue;
+          const auto q = divide(cv.view, ms->movement, ms->input_type);
+          if (!q) continue;
+          const auto input = canonical_view(g, *ctx, cv.base, *q);
+          if (!input) continue;
+          TensorBuilder b(g, *ctx);
+          std::vector<Id> children;
+          for (std::size_t k = 0; k < inst.inputs.size(); ++k) {
+            if (static_cast<int>(k) == *ms->input) {
+              children.push_back(*input);
+              continue;
+            }
+            // An input the movement does not read: its declared type for this alpha.
+            children.push_back(b.undefined(ms->parameter_types.at(k)));
+          }
+          if (children.size() != inst.inputs.size()) continue;
+          out.push_back(b.pii(mi.index, alpha, children));
+        }
+      }
+    }
+    return out;
+  };
+  const hlo::Opcode codes[] = {hlo::Opcode::Reshape, hlo::Opcode::Transpose, hlo::Opcode::Slice,
+                               hlo::Opcode::BitcastConvert};
+  TensorRewrite rule("view:movement-instructions", searcher(codes[0]), apply);
+  rule.when(condition);
+  for (std::size_t i = 1; i < 4; ++i) {
+    rule.or_search(searcher(codes[i]), apply);
+    rule.when(condition);
+  }
+  return rule;
+}
+
+}  // namespace act::select
