@@ -56,7 +56,7 @@ inline bool compatible(const Shape& a, const Shape& b) {
   return a.dtype == b.dtype && shape_rules::same_dims(dims_of(a), dims_of(b));
 }
 
-inline std::string list(std::span<const std::int64_t> v) { return fmt::format("{{{}}}", fmt::join(v, ",")); }
+inline std::string list(View<std::int64_t> v) { return fmt::format("{{{}}}", fmt::join(v, ",")); }
 
 // Array shapes as the rules see them (unknown dims as -1); the views point into this object.
 class RuleTypes {
@@ -68,7 +68,7 @@ class RuleTypes {
     for (std::size_t i = 0; i < shapes.size(); ++i) operands_.push_back({shapes[i]->dtype, dims_[i]});
     if (written) written_ = shape_rules::TensorType{written->dtype, dims_.back()};
   }
-  std::span<const shape_rules::TensorType> operands() const { return operands_; }
+  View<shape_rules::TensorType> operands() const { return operands_; }
   const shape_rules::TensorType* written() const { return written_ ? &*written_ : nullptr; }
 
  private:

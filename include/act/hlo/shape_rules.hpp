@@ -22,9 +22,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <span>
 
 #include "act/core/dtype.hpp"
+#include "act/core/view.hpp"
 #include "act/hlo/opcode.hpp"
 
 namespace act::hlo {
@@ -52,7 +52,7 @@ inline constexpr int kResult = -1;
 // An operand (or a written result type) as the rules see it.
 struct TensorType {
   DType dtype = DType::f32;
-  std::span<const std::int64_t> dims;
+  View<std::int64_t> dims;
   constexpr std::size_t rank() const { return dims.size(); }
 };
 
@@ -114,26 +114,26 @@ struct ResultType {
 
   constexpr bool ok() const { return finding.problem == Problem::None; }
   constexpr Problem problem() const { return finding.problem; }
-  constexpr std::span<const std::int64_t> dimensions() const { return {dims.data(), rank}; }
+  constexpr View<std::int64_t> dimensions() const { return {dims.data(), rank}; }
   constexpr TensorType type() const { return {dtype, dimensions()}; }
 };
 
 struct DotDims {
-  std::span<const std::int64_t> lhs_batch, lhs_contracting, rhs_batch, rhs_contracting;
+  View<std::int64_t> lhs_batch, lhs_contracting, rhs_batch, rhs_contracting;
 };
 
 // reduce-window's window, one entry per operand dimension in each list.
 struct Window {
-  std::span<const std::int64_t> size, stride, padding_low, padding_high, base_dilation, window_dilation;
+  View<std::int64_t> size, stride, padding_low, padding_high, base_dilation, window_dilation;
 };
 
 // The typed attributes the rules read; each opcode reads the ones XLA gives it.
 struct Attributes {
-  std::span<const std::int64_t> dimensions;  // transpose broadcast reduce reverse concatenate
+  View<std::int64_t> dimensions;  // transpose broadcast reduce reverse concatenate
   DotDims dot;
-  std::span<const SliceRange> slice;
-  std::span<const PadDimension> padding;
-  std::span<const std::int64_t> dynamic_slice_sizes;
+  View<SliceRange> slice;
+  View<PadDimension> padding;
+  View<std::int64_t> dynamic_slice_sizes;
   std::int64_t iota_dimension = -1;
   Window window;
 };
@@ -142,7 +142,7 @@ struct Attributes {
 
 constexpr bool sizes_agree(std::int64_t a, std::int64_t b) { return a < 0 || b < 0 || a == b; }
 
-constexpr bool same_dims(std::span<const std::int64_t> a, std::span<const std::int64_t> b) {
+constexpr bool same_dims(View<std::int64_t> a, View<std::int64_t> b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
     if (!sizes_agree(a[i], b[i])) return false;
@@ -152,14 +152,14 @@ constexpr bool same_dims(std::span<const std::int64_t> a, std::span<const std::i
 // Same element type and agreeing dims.
 constexpr bool agree(const TensorType& a, const TensorType& b) { return a.dtype == b.dtype && same_dims(a.dims, b.dims); }
 
-constexpr bool fully_known(std::span<const std::int64_t> dims) {
+constexpr bool fully_known(View<std::int64_t> dims) {
   for (auto d : dims)
     if (d < 0) return false;
   return true;
 }
 
 // The product of known dims; false when it does not fit in int64.
-constexpr bool element_count(std::span<const std::int64_t> dims, std::int64_t& count) {
+constexpr bool element_count(View<std::int64_t> dims, std::int64_t& count) {
   count = 1;
   for (auto d : dims)
     if (__builtin_mul_overflow(count, d, &count)) return false;
@@ -191,7 +191,7 @@ struct Builder {
     if (result.rank < kMaxRank) result.dims[result.rank++] = size;
     ++wanted;
   }
-  constexpr void push_all(std::span<const std::int64_t> dims) {
+  constexpr void push_all(View<std::int64_t> dims) {
     for (auto d : dims) push(d);
   }
   constexpr ResultType done() const {
@@ -206,7 +206,7 @@ constexpr ResultType of_type(const TensorType& t) {
   return b.done();
 }
 
-constexpr bool contains(std::span<const std::int64_t> list, std::size_t d) {
+constexpr bool contains(View<std::int64_t> list, std::size_t d) {
   for (auto x : list)
     if (x == static_cast<std::int64_t>(d)) return true;
   return false;
@@ -214,7 +214,7 @@ constexpr bool contains(std::span<const std::int64_t> list, std::size_t d) {
 
 // Entries of first ++ second are distinct dims of a rank-`rank` operand. Findings count
 // positions in the concatenation and name `operand`.
-constexpr Finding check_dimension_list(std::span<const std::int64_t> first, std::span<const std::int64_t> second,
+constexpr Finding check_dimension_list(View<std::int64_t> first, View<std::int64_t> second,
                                        std::size_t rank, int operand) {
   const std::size_t n = first.size() + second.size();
   auto at = [&](std::size_t i) { return i < first.size() ? first[i] : second[i - first.size()]; };
@@ -228,12 +228,12 @@ constexpr Finding check_dimension_list(std::span<const std::int64_t> first, std:
   return {};
 }
 
-constexpr Finding check_dimension_list(std::span<const std::int64_t> list, std::size_t rank, int operand = 0) {
+constexpr Finding check_dimension_list(View<std::int64_t> list, std::size_t rank, int operand = 0) {
   return check_dimension_list(list, {}, rank, operand);
 }
 
 // Start index operands of dynamic-slice (first = 1) and dynamic-update-slice (first = 2).
-constexpr Finding check_start_indices(const TensorType& operand, std::span<const TensorType> indices, int first) {
+constexpr Finding check_start_indices(const TensorType& operand, View<TensorType> indices, int first) {
   const std::size_t n = indices.size();
   if (n == 1 && operand.rank() != 1 && indices[0].rank() == 1) {  // XLA's legacy R1 index vector
     if (!is_integer(indices[0].dtype)) return {Problem::StartIndexVectorType, first};
@@ -382,7 +382,7 @@ constexpr ResultType reshape(const TensorType& x, const TensorType& result) {
 
 // XLA's broadcast-in-dim: operand dim k becomes result dim dimensions[k]; a size-1 operand dim
 // may become any size.
-constexpr ResultType broadcast(const TensorType& x, const TensorType& result, std::span<const std::int64_t> dimensions) {
+constexpr ResultType broadcast(const TensorType& x, const TensorType& result, View<std::int64_t> dimensions) {
   if (dimensions.size() != x.rank())
     return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(dimensions.size()),
                            static_cast<std::int64_t>(x.rank()));
@@ -403,7 +403,7 @@ constexpr ResultType iota(const TensorType& result, std::int64_t dimension) {
 }
 
 // Result dim i is operand dim permutation[i].
-constexpr ResultType transpose(const TensorType& x, std::span<const std::int64_t> permutation) {
+constexpr ResultType transpose(const TensorType& x, View<std::int64_t> permutation) {
   if (permutation.size() != x.rank())
     return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(permutation.size()),
                            static_cast<std::int64_t>(x.rank()));
@@ -413,7 +413,7 @@ constexpr ResultType transpose(const TensorType& x, std::span<const std::int64_t
   return b.done();
 }
 
-constexpr ResultType slice(const TensorType& x, std::span<const SliceRange> ranges) {
+constexpr ResultType slice(const TensorType& x, View<SliceRange> ranges) {
   if (ranges.size() != x.rank())
     return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(ranges.size()),
                            static_cast<std::int64_t>(x.rank()));
@@ -431,8 +431,8 @@ constexpr ResultType slice(const TensorType& x, std::span<const SliceRange> rang
 }
 
 // dynamic-slice(operand, start indices...), dynamic_slice_sizes.
-constexpr ResultType dynamic_slice(const TensorType& x, std::span<const TensorType> indices,
-                                   std::span<const std::int64_t> sizes) {
+constexpr ResultType dynamic_slice(const TensorType& x, View<TensorType> indices,
+                                   View<std::int64_t> sizes) {
   if (const Finding f = detail::check_start_indices(x, indices, 1); f.problem != Problem::None) return detail::failed(f);
   if (sizes.size() != x.rank())
     return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(sizes.size()),
@@ -446,7 +446,7 @@ constexpr ResultType dynamic_slice(const TensorType& x, std::span<const TensorTy
 }
 
 // dynamic-update-slice(operand, update, start indices...).
-constexpr ResultType dynamic_update_slice(const TensorType& x, const TensorType& update, std::span<const TensorType> indices) {
+constexpr ResultType dynamic_update_slice(const TensorType& x, const TensorType& update, View<TensorType> indices) {
   if (const Finding f = detail::check_start_indices(x, indices, 2); f.problem != Problem::None) return detail::failed(f);
   if (update.rank() != x.rank()) return detail::failure(Problem::RanksDiffer, 1, 0);
   if (update.dtype != x.dtype) return detail::failure(Problem::ElementTypesDiffer, 1, 0);
@@ -457,7 +457,7 @@ constexpr ResultType dynamic_update_slice(const TensorType& x, const TensorType&
 }
 
 // Operands of one element type and rank, equal but along dimensions[0], where sizes add up.
-constexpr ResultType concatenate(std::span<const TensorType> operands, std::span<const std::int64_t> dimensions) {
+constexpr ResultType concatenate(View<TensorType> operands, View<std::int64_t> dimensions) {
   if (operands.empty()) return detail::failure(Problem::OperandCount, 0, 0, 0, 0, 1);
   if (dimensions.size() != 1)
     return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(dimensions.size()), 1);
@@ -487,7 +487,7 @@ constexpr ResultType concatenate(std::span<const TensorType> operands, std::span
 }
 
 // pad(operand, scalar value): size low + high + n + (n - 1) * interior per dim.
-constexpr ResultType pad(const TensorType& x, const TensorType& value, std::span<const PadDimension> padding) {
+constexpr ResultType pad(const TensorType& x, const TensorType& value, View<PadDimension> padding) {
   if (value.rank() != 0) return detail::failure(Problem::NotScalar, 1);
   if (value.dtype != x.dtype) return detail::failure(Problem::ElementTypesDiffer, 1, 0);
   if (padding.size() != x.rank())
@@ -512,7 +512,7 @@ constexpr ResultType pad(const TensorType& x, const TensorType& value, std::span
   return b.done();
 }
 
-constexpr ResultType reverse(const TensorType& x, std::span<const std::int64_t> dimensions) {
+constexpr ResultType reverse(const TensorType& x, View<std::int64_t> dimensions) {
   if (const Finding f = detail::check_dimension_list(dimensions, x.rank()); f.problem != Problem::None) return detail::failed(f);
   return detail::of_type(x);
 }
@@ -520,8 +520,8 @@ constexpr ResultType reverse(const TensorType& x, std::span<const std::int64_t> 
 // reduce(inputs..., inits...) over `dimensions`: each input (all of one shape) loses those dims;
 // result i has init i's element type (the answer carries result 0's; variadic callers make a
 // tuple with the others').
-constexpr ResultType reduce(std::span<const TensorType> inputs, std::span<const TensorType> inits,
-                            std::span<const std::int64_t> dimensions) {
+constexpr ResultType reduce(View<TensorType> inputs, View<TensorType> inits,
+                            View<std::int64_t> dimensions) {
   if (inputs.empty() || inputs.size() != inits.size())
     return detail::failure(Problem::OperandCount, 0, 0, 0, static_cast<std::int64_t>(inputs.size() + inits.size()), 2);
   const TensorType& first = inputs[0];
@@ -639,7 +639,7 @@ constexpr Finding check_operand_count(Opcode op, std::size_t count) {
 // broadcast and iota, the result element type of dot (default: lhs's), ignored otherwise.
 // Reduce answers for its first result (see reduce()). Bitcast is not modelled (XLA's depends on
 // layouts); callers that treat it as a reshape say so.
-constexpr ResultType infer(Opcode op, std::span<const TensorType> operands, const Attributes& a,
+constexpr ResultType infer(Opcode op, View<TensorType> operands, const Attributes& a,
                            const TensorType* written = nullptr) {
   if (!has_rule(op)) return detail::failure(Problem::NotModelled);
   if (const Finding f = check_operand_count(op, operands.size()); f.problem != Problem::None) return detail::failed(f);

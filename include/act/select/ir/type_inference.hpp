@@ -89,8 +89,7 @@ inline Shape rule_type(const TensorOp& op, hlo::Opcode code, std::span<const Sha
     if (children.size() <= few.size()) few[i] = t;
     else many.push_back(t);
   }
-  const std::span<const TensorType> types =
-      children.size() <= few.size() ? std::span<const TensorType>(few.data(), children.size()) : std::span<const TensorType>(many);
+  const View<TensorType> types = children.size() <= few.size() ? View<TensorType>(few.data(), children.size()) : View<TensorType>(many);
   std::optional<TensorType> result;
   if (written) result = TensorType{written->dtype, written->dims};
   const auto r = hlo::shape_rules::infer(code, types, attributes, result ? &*result : nullptr);
