@@ -237,6 +237,8 @@ constexpr Finding check_start_indices(const TensorType& operand, View<TensorType
   const std::size_t n = indices.size();
   if (n == 1 && operand.rank() != 1 && indices[0].rank() == 1) {  // XLA's legacy R1 index vector
     if (!is_integer(indices[0].dtype)) return {Problem::StartIndexVectorType, first};
+    if (!sizes_agree(indices[0].dims[0], static_cast<std::int64_t>(operand.rank())))
+      return {Problem::StartIndexCount, 0, 0, 0, indices[0].dims[0], static_cast<std::int64_t>(operand.rank())};
     return {};
   }
   if (n != operand.rank())
