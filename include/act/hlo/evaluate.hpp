@@ -289,13 +289,7 @@ class Evaluator {
   static void check_shapes(const Instruction& instr, std::span<const Literal* const> ops) {
     const Opcode op = instr.opcode;
     if (!shape_rules::has_rule(op) || op == Opcode::ReduceWindow) return;  // reduce-window: unsupported
-    shape_rules::Attributes a;
-    a.dimensions = instr.dimensions;
-    a.dot = {instr.dot.lhs_batch, instr.dot.lhs_contracting, instr.dot.rhs_batch, instr.dot.rhs_contracting};
-    a.slice = instr.slice;
-    a.padding = instr.padding;
-    a.dynamic_slice_sizes = instr.dynamic_slice_sizes;
-    a.iota_dimension = instr.iota_dimension;
+    const shape_rules::Attributes a = rule_attributes(instr);
     if (const auto f = shape_rules::check_operand_count(op, ops.size()); f.problem != shape_rules::Problem::None)
       fail(ErrorKind::Shape, instr, describe_finding(f, op, {}, a, nullptr));
     std::vector<const Shape*> shapes;

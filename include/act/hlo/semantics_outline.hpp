@@ -209,7 +209,7 @@ class Parser {
     if (take().kind != TokenKind::LeftBracket) return fail(type, "expected '[' after the element type");
     if (!dims(s)) return false;
     if (peek().kind == TokenKind::LeftBrace)  // a layout such as {1,0}
-      if (!skip_group()) return false;
+      if (!skip_balanced(0, "unbalanced brackets")) return false;
 
     const Token op = take();
     if (op.kind != TokenKind::Identifier) return fail(op, "expected an opcode");
@@ -231,7 +231,7 @@ class Parser {
         return fail(k, "parameter takes a non-negative integer");
       if (take().kind != TokenKind::RightParen) return fail(k, "expected ')' after the parameter number");
     } else if (s.opcode == Opcode::Constant) {
-      if (!skip_to_close_paren()) return false;
+      if (!skip_balanced(1, "missing ')'")) return false;
     } else if (!operands(s)) {
       return false;
     }
@@ -362,30 +362,16 @@ class Parser {
     a.count = 1;
   }
 
-  // Skips a balanced {...} group (a layout).
-  constexpr bool skip_group() {
-    int depth = 0;
-    while (true) {
+  // Skips tokens until the open brackets are closed: a layout {...} (none open yet, its '{'
+  // comes next) or a constant's literal (its '(' already taken).
+  constexpr bool skip_balanced(int open, std::string_view unclosed) {
+    do {
       const Token t = take();
-      if (t.kind == TokenKind::End || t.kind == TokenKind::Error) return fail(t, "unbalanced brackets");
-      if (t.kind == TokenKind::LeftBrace || t.kind == TokenKind::LeftBracket || t.kind == TokenKind::LeftParen) ++depth;
-      if (t.kind == TokenKind::RightBrace || t.kind == TokenKind::RightBracket || t.kind == TokenKind::RightParen)
-        --depth;
-      if (depth == 0) return true;
-    }
-  }
-
-  // Skips a constant's literal up to its closing ')'.
-  constexpr bool skip_to_close_paren() {
-    int depth = 1;
-    while (true) {
-      const Token t = take();
-      if (t.kind == TokenKind::End || t.kind == TokenKind::Error) return fail(t, "missing ')'");
-      if (t.kind == TokenKind::LeftParen || t.kind == TokenKind::LeftBrace || t.kind == TokenKind::LeftBracket) ++depth;
-      if (t.kind == TokenKind::RightParen || t.kind == TokenKind::RightBrace || t.kind == TokenKind::RightBracket)
-        --depth;
-      if (depth == 0) return true;
-    }
+      if (t.kind == TokenKind::End || t.kind == TokenKind::Error) return fail(t, unclosed);
+      if (t.kind == TokenKind::LeftBrace || t.kind == TokenKind::LeftBracket || t.kind == TokenKind::LeftParen) ++open;
+      if (t.kind == TokenKind::RightBrace || t.kind == TokenKind::RightBracket || t.kind == TokenKind::RightParen) --open;
+    } while (open > 0);
+    return true;
   }
 
   OutlineError error_;

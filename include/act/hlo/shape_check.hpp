@@ -84,6 +84,19 @@ inline Shape to_shape(const shape_rules::ResultType& r) {
 
 }  // namespace shape_detail
 
+// The typed attributes of `inst` as the rules read them (views into it; reduce-window's window
+// is parsed from its raw text by the parser).
+inline shape_rules::Attributes rule_attributes(const Instruction& inst) {
+  shape_rules::Attributes a;
+  a.dimensions = inst.dimensions;
+  a.dot = {inst.dot.lhs_batch, inst.dot.lhs_contracting, inst.dot.rhs_batch, inst.dot.rhs_contracting};
+  a.slice = inst.slice;
+  a.padding = inst.padding;
+  a.dynamic_slice_sizes = inst.dynamic_slice_sizes;
+  a.iota_dimension = inst.iota_dimension;
+  return a;
+}
+
 // What a rule's finding means for `op`, in words (no opcode prefix, no location). `operands`
 // and `written` are the shapes the rule was given (as Shapes, so dynamic dims print as written),
 // `a` its attributes. Shared by the parser and phase 1's type inference.
@@ -249,17 +262,7 @@ class Checker {
         fail(fmt::format("operand {} is a tuple {}, expected an array", i, to_string(operand(i))));
   }
 
-  // The typed attributes of the instruction as the rules read them (window: see reduce_window).
-  shape_rules::Attributes attributes() const {
-    shape_rules::Attributes a;
-    a.dimensions = inst_.dimensions;
-    a.dot = {inst_.dot.lhs_batch, inst_.dot.lhs_contracting, inst_.dot.rhs_batch, inst_.dot.rhs_contracting};
-    a.slice = inst_.slice;
-    a.padding = inst_.padding;
-    a.dynamic_slice_sizes = inst_.dynamic_slice_sizes;
-    a.iota_dimension = inst_.iota_dimension;
-    return a;
-  }
+  shape_rules::Attributes attributes() const { return rule_attributes(inst_); }
 
   // Applies the rule for the instruction's opcode; `written` is the declared result (required by
   // the rules for convert, reshape, ...; dot reads its element type).

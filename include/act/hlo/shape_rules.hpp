@@ -181,6 +181,11 @@ constexpr ResultType failure(Problem p, int operand = 0, int other = 0, std::siz
   return r;
 }
 
+// An attribute list with `given` entries where `wanted` belong.
+constexpr ResultType wrong_length(std::size_t given, std::size_t wanted) {
+  return failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(given), static_cast<std::int64_t>(wanted));
+}
+
 // A result being built; push() reports RankTooLarge instead of writing past kMaxRank.
 struct Builder {
   ResultType result;
@@ -386,8 +391,7 @@ constexpr ResultType reshape(const TensorType& x, const TensorType& result) {
 // may become any size.
 constexpr ResultType broadcast(const TensorType& x, const TensorType& result, View<std::int64_t> dimensions) {
   if (dimensions.size() != x.rank())
-    return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(dimensions.size()),
-                           static_cast<std::int64_t>(x.rank()));
+    return detail::wrong_length(dimensions.size(), x.rank());
   if (x.dtype != result.dtype) return detail::failure(Problem::ElementTypesDiffer, 0, kResult);
   if (const Finding f = detail::check_dimension_list(dimensions, result.rank(), kResult); f.problem != Problem::None) return detail::failed(f);
   for (std::size_t k = 0; k < dimensions.size(); ++k) {
@@ -407,8 +411,7 @@ constexpr ResultType iota(const TensorType& result, std::int64_t dimension) {
 // Result dim i is operand dim permutation[i].
 constexpr ResultType transpose(const TensorType& x, View<std::int64_t> permutation) {
   if (permutation.size() != x.rank())
-    return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(permutation.size()),
-                           static_cast<std::int64_t>(x.rank()));
+    return detail::wrong_length(permutation.size(), x.rank());
   if (const Finding f = detail::check_dimension_list(permutation, x.rank()); f.problem != Problem::None) return detail::failed(f);
   detail::Builder b(x.dtype);
   for (auto d : permutation) b.push(x.dims[static_cast<std::size_t>(d)]);
@@ -417,8 +420,7 @@ constexpr ResultType transpose(const TensorType& x, View<std::int64_t> permutati
 
 constexpr ResultType slice(const TensorType& x, View<SliceRange> ranges) {
   if (ranges.size() != x.rank())
-    return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(ranges.size()),
-                           static_cast<std::int64_t>(x.rank()));
+    return detail::wrong_length(ranges.size(), x.rank());
   detail::Builder b(x.dtype);
   for (std::size_t d = 0; d < ranges.size(); ++d) {
     const SliceRange& r = ranges[d];
@@ -437,8 +439,7 @@ constexpr ResultType dynamic_slice(const TensorType& x, View<TensorType> indices
                                    View<std::int64_t> sizes) {
   if (const Finding f = detail::check_start_indices(x, indices, 1); f.problem != Problem::None) return detail::failed(f);
   if (sizes.size() != x.rank())
-    return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(sizes.size()),
-                           static_cast<std::int64_t>(x.rank()));
+    return detail::wrong_length(sizes.size(), x.rank());
   for (std::size_t d = 0; d < sizes.size(); ++d)
     if (sizes[d] < 0 || (x.dims[d] >= 0 && sizes[d] > x.dims[d]))
       return detail::failure(Problem::SliceSizeTooLarge, 0, 0, d, sizes[d], x.dims[d]);
@@ -462,7 +463,7 @@ constexpr ResultType dynamic_update_slice(const TensorType& x, const TensorType&
 constexpr ResultType concatenate(View<TensorType> operands, View<std::int64_t> dimensions) {
   if (operands.empty()) return detail::failure(Problem::OperandCount, 0, 0, 0, 0, 1);
   if (dimensions.size() != 1)
-    return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(dimensions.size()), 1);
+    return detail::wrong_length(dimensions.size(), 1);
   const TensorType& first = operands[0];
   const std::int64_t d = dimensions[0];
   if (d < 0 || d >= static_cast<std::int64_t>(first.rank()))
@@ -493,8 +494,7 @@ constexpr ResultType pad(const TensorType& x, const TensorType& value, View<PadD
   if (value.rank() != 0) return detail::failure(Problem::NotScalar, 1);
   if (value.dtype != x.dtype) return detail::failure(Problem::ElementTypesDiffer, 1, 0);
   if (padding.size() != x.rank())
-    return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(padding.size()),
-                           static_cast<std::int64_t>(x.rank()));
+    return detail::wrong_length(padding.size(), x.rank());
   detail::Builder b(x.dtype);
   for (std::size_t d = 0; d < padding.size(); ++d) {
     const PadDimension& p = padding[d];
@@ -573,8 +573,7 @@ constexpr ResultType dot(const TensorType& lhs, const TensorType& rhs, const Dot
 constexpr ResultType reduce_window(const TensorType& x, const Window& w) {
   for (const auto* list : {&w.size, &w.stride, &w.padding_low, &w.padding_high, &w.base_dilation, &w.window_dilation})
     if (list->size() != x.rank())
-      return detail::failure(Problem::ListLength, 0, 0, 0, static_cast<std::int64_t>(list->size()),
-                             static_cast<std::int64_t>(x.rank()));
+      return detail::wrong_length(list->size(), x.rank());
   detail::Builder b(x.dtype);
   for (std::size_t d = 0; d < x.rank(); ++d) {
     const std::int64_t n = x.dims[d];
