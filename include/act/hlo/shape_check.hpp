@@ -194,6 +194,7 @@ inline std::string describe_finding(const shape_rules::Finding& f, Opcode op, st
       return fmt::format("minor-most dimension of {} must be {} (bit width ratio), got {}", shape_of(f.operand), f.value,
                          f.bound);
     case P::DimensionsDifferBesidesRatio: {
+      if (f.operand == kResult && !written) return "the result's dims differ from the operand's";
       Shape prefix = f.operand == kResult ? *written : *operands[0];
       prefix.dims.pop_back();
       if (!prefix.dim_kinds.empty()) prefix.dim_kinds.pop_back();
