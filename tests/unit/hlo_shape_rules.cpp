@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "act/hlo/builder.hpp"
 #include "act/hlo/parser.hpp"
 #include "act/hlo/semantics_outline.hpp"
 #include "act/hlo/shape_rules.hpp"
+#include "act/isa/qkv.hpp"
 
 using namespace act;
 using namespace act::hlo;
@@ -194,4 +196,49 @@ TEST_CASE("semantics outline: located errors", "[hlo][outline]") {
   CHECK(e.what == "unterminated backtick expression");
   e = error("ENTRY x {\n  %a = f32[4] parameter(0)\n");
   CHECK(e.what == "missing '}' at the end of the semantics");
+}
+
+namespace {
+
+// What the run-time ISA check says about QKV with mov's semantics replaced ("" when valid).
+std::string qkv_with_mov(std::string_view semantics, act::isa::List<std::string_view, act::isa::kMaxConstraints> constraints = {}) {
+  std::vector<isa::Instruction> instructions(isa::Qkv::instructions.begin(), isa::Qkv::instructions.end());
+  for (auto& i : instructions)
+    if (i.name == "mov") {
+      i.semantics = semantics;
+      i.constraints = constraints;
+    }
+  try {
+    isa::check(isa::IsaView{"qkv", isa::Qkv::buffers, {}, instructions});
+  } catch (const Error& e) {
+    return std::string(e.message());
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("shape rules: ISA semantics statements get the type the rules give", "[isa][shape_rules]") {
+  // Bare attribute names as dims, and a size-1 dim that a broadcast grows (XLA's broadcast-in-dim).
+  CHECK(qkv_with_mov(R"(ENTRY mov {
+  %In1 = bf16[n, 64] parameter(0)
+  %row = bf16[1, 64] reshape(%In1)
+  ROOT %Out0 = bf16[n, 64] broadcast(%row), dimensions={0,1}
+})",
+                     {"n == 1"}) == "");
+  CHECK_THAT(qkv_with_mov(R"(ENTRY mov {
+  %In1 = bf16[`n`, 64] parameter(0)
+  ROOT %Out0 = bf16[`n`, 64] concatenate(%In1, %In1), dimensions={0}
+})"),
+             Catch::Contains("concatenate result shape: expected [2,64], the statement says [1,64] (value 'Out0'"));
+  CHECK_THAT(qkv_with_mov(R"(ENTRY mov {
+  %In1 = bf16[`n`, 64] parameter(0)
+  ROOT %Out0 = bf16[`n`, 64] select(%In1, %In1, %In1)
+})"),
+             Catch::Contains("select: predicate 'In1' is not pred"));
+  CHECK_THAT(qkv_with_mov(R"(ENTRY mov {
+  %In1 = bf16[`n`, 64] parameter(0)
+  ROOT %Out0 = bf16[`n`, 64] concatenate(), dimensions={0}
+})"),
+             Catch::Contains("'concatenate' takes at least 1 operand(s) but has 0 (semantics line 3"));
 }

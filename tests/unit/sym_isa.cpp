@@ -396,40 +396,6 @@ TEST_CASE("isa: broken descriptions name the instruction and the problem", "[isa
   }
 }
 
-TEST_CASE("isa: every statement gets the type XLA's shape rules give", "[isa]") {
-  IsaCopy isa;
-  SECTION("bare attribute names as dims, and a size-1 dim that a broadcast grows") {
-    isa["mov"].semantics = R"(ENTRY mov {
-  %In1 = bf16[n, 64] parameter(0)
-  %row = bf16[1, 64] reshape(%In1)
-  ROOT %Out0 = bf16[n, 64] broadcast(%row), dimensions={0,1}
-})";
-    isa["mov"].constraints = {"n == 1"};
-    CHECK(isa.error() == "");
-  }
-  SECTION("concatenate") {
-    isa["mov"].semantics = R"(ENTRY mov {
-  %In1 = bf16[`n`, 64] parameter(0)
-  ROOT %Out0 = bf16[`n`, 64] concatenate(%In1, %In1), dimensions={0}
-})";
-    CHECK(contains(isa.error(), "concatenate result shape: expected [2,64], the statement says [1,64] (value 'Out0'"));
-  }
-  SECTION("select's predicate") {
-    isa["mov"].semantics = R"(ENTRY mov {
-  %In1 = bf16[`n`, 64] parameter(0)
-  ROOT %Out0 = bf16[`n`, 64] select(%In1, %In1, %In1)
-})";
-    CHECK(contains(isa.error(), "select: predicate 'In1' is not pred"));
-  }
-  SECTION("operand counts, variadic ones included") {
-    isa["mov"].semantics = R"(ENTRY mov {
-  %In1 = bf16[`n`, 64] parameter(0)
-  ROOT %Out0 = bf16[`n`, 64] concatenate(), dimensions={0}
-})";
-    CHECK(contains(isa.error(), "'concatenate' takes at least 1 operand(s) but has 0 (semantics line 3"));
-  }
-}
-
 TEST_CASE("isa: load_cm is only valid for n = 64", "[isa]") {
   // The shape checks run only for samples satisfying the alpha constraints (here only 64).
   const auto* load_cm = act::isa::view<Qkv>().find_instruction("load_cm");
