@@ -1,6 +1,6 @@
 // A small programmatic builder for HLO modules (tests, rule generators, anything that needs a
 // module without writing text). Each method appends one instruction in XLA-normal form, infers
-// its result shape where XLA can, and returns the instruction's index in the computation.
+// its result shape by XLA's rules (hlo/shape_rules.hpp), and returns the instruction's index.
 // Malformed requests (bad operand index, shapes that do not fit) throw act::Error(Shape).
 //
 //   ComputationBuilder add("add");                       // a scalar reducer
@@ -13,7 +13,6 @@
 //   add_computation(m, std::move(main).build(), /*entry=*/true);
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -26,6 +25,8 @@
 #include "act/core/shape.hpp"
 #include "act/hlo/module.hpp"
 #include "act/hlo/opcode.hpp"
+#include "act/hlo/shape_check.hpp"  // describe_finding, RuleTypes
+#include "act/hlo/shape_rules.hpp"
 
 namespace act::hlo {
 
@@ -56,147 +57,122 @@ class ComputationBuilder {
     return append(std::move(instr));
   }
   int iota(Shape shape, std::int64_t dimension) {
-    Instruction instr = make(Opcode::Iota, std::move(shape), {});
+    shape_rules::Attributes a;
+    a.iota_dimension = dimension;
+    Instruction instr = make(Opcode::Iota, checked(Opcode::Iota, {}, a, &shape), {});
     instr.iota_dimension = dimension;
     return append(std::move(instr));
   }
 
   // Elementwise ops: the result has the operand's shape (is-finite: pred).
-  int unary(Opcode op, int operand) {
-    Shape s = array(operand);
-    if (op == Opcode::IsFinite) s.dtype = DType::pred;
-    return append(make(op, std::move(s), {operand}));
-  }
-  int binary(Opcode op, int lhs, int rhs) {
-    require(array(lhs).same_type(array(rhs)), fmt::format("{} operands {} and {} differ", opcode_name(op),
-                                                          to_string(shape(lhs)), to_string(shape(rhs))));
-    return append(make(op, shape(lhs), {lhs, rhs}));
-  }
+  int unary(Opcode op, int operand) { return append(make(op, inferred(op, {operand}), {operand})); }
+  int binary(Opcode op, int lhs, int rhs) { return append(make(op, inferred(op, {lhs, rhs}), {lhs, rhs})); }
   int compare(int lhs, int rhs, ComparisonDirection direction, std::string type = {}) {
-    require(array(lhs).same_type(array(rhs)), "compare operands differ");
-    Instruction instr = make(Opcode::Compare, Shape(DType::pred, shape(lhs).dims), {lhs, rhs});
+    Instruction instr = make(Opcode::Compare, inferred(Opcode::Compare, {lhs, rhs}), {lhs, rhs});
     instr.comparison_direction = direction;
     instr.comparison_type = std::move(type);
     return append(std::move(instr));
   }
   int select(int pred, int on_true, int on_false) {
-    require(array(on_true).same_type(array(on_false)), "select branches differ");
-    return append(make(Opcode::Select, shape(on_true), {pred, on_true, on_false}));
+    return append(make(Opcode::Select, inferred(Opcode::Select, {pred, on_true, on_false}), {pred, on_true, on_false}));
   }
-  int clamp(int min, int operand, int max) { return append(make(Opcode::Clamp, array(operand), {min, operand, max})); }
+  int clamp(int min, int operand, int max) {
+    return append(make(Opcode::Clamp, inferred(Opcode::Clamp, {min, operand, max}), {min, operand, max}));
+  }
 
-  int convert(int operand, DType to) { return append(make(Opcode::Convert, Shape(to, array(operand).dims), {operand})); }
+  int convert(int operand, DType to) {
+    const Shape out(to, array(operand).dims);
+    return append(make(Opcode::Convert, checked(Opcode::Convert, {operand}, {}, &out), {operand}));
+  }
   // Infers the width-changing shape: f32[10] -> u8[10,4], u8[10,4] -> f32[10].
   int bitcast_convert(int operand, DType to) {
     const Shape& in = array(operand);
-    Shape out(to, in.dims);
-    const int wi = byte_width(in.dtype), wo = byte_width(to);
-    if (wi > wo) {
-      out.dims.push_back(wi / wo);
-    } else if (wi < wo) {
-      require(!in.dims.empty() && in.dims.back() == wo / wi, fmt::format("bitcast-convert {} to {}: the minor dimension must be {}",
-                                                                         to_string(in), name(to), wo / wi));
-      out.dims.pop_back();
-    }
-    return append(make(Opcode::BitcastConvert, std::move(out), {operand}));
+    const auto r = shape_rules::bitcast_convert_to({in.dtype, in.dims}, to);
+    const Shape* const operands[] = {&in};
+    require(r.ok(), fmt::format("bitcast-convert {} to {}: {}", to_string(in), name(to),
+                                describe_finding(r.finding, Opcode::BitcastConvert, operands, {}, nullptr)));
+    return append(make(Opcode::BitcastConvert, shape_detail::to_shape(r), {operand}));
   }
   int reshape(int operand, std::vector<std::int64_t> dims) {
-    Shape out(array(operand).dtype, std::move(dims));
-    require(out.element_count() == shape(operand).element_count(),
-            fmt::format("reshape {} to {} changes the element count", to_string(shape(operand)), to_string(out)));
-    return append(make(Opcode::Reshape, std::move(out), {operand}));
+    const Shape out(array(operand).dtype, std::move(dims));
+    return append(make(Opcode::Reshape, checked(Opcode::Reshape, {operand}, {}, &out), {operand}));
   }
   // The result shape is given in full (it usually carries a layout).
   int bitcast(int operand, Shape result) { return append(make(Opcode::Bitcast, std::move(result), {operand})); }
-  int copy(int operand) { return append(make(Opcode::Copy, array(operand), {operand})); }
+  int copy(int operand) { return unary(Opcode::Copy, operand); }
 
   int transpose(int operand, std::vector<std::int64_t> permutation) {
-    const Shape& in = array(operand);
-    require(permutation.size() == in.dims.size(), "transpose permutation has the wrong rank");
-    Shape out(in.dtype, {});
-    for (auto p : permutation) {
-      require(p >= 0 && p < in.rank(), "transpose permutation out of range");
-      out.dims.push_back(in.dims[static_cast<std::size_t>(p)]);
-    }
-    Instruction instr = make(Opcode::Transpose, std::move(out), {operand});
+    shape_rules::Attributes a;
+    a.dimensions = permutation;
+    Instruction instr = make(Opcode::Transpose, inferred(Opcode::Transpose, {operand}, a), {operand});
     instr.dimensions = std::move(permutation);
     return append(std::move(instr));
   }
   // XLA broadcast: operand dim k becomes result dim dimensions[k].
   int broadcast(int operand, std::vector<std::int64_t> result_dims, std::vector<std::int64_t> dimensions) {
-    Instruction instr = make(Opcode::Broadcast, Shape(array(operand).dtype, std::move(result_dims)), {operand});
+    shape_rules::Attributes a;
+    a.dimensions = dimensions;
+    const Shape out(array(operand).dtype, std::move(result_dims));
+    Instruction instr = make(Opcode::Broadcast, checked(Opcode::Broadcast, {operand}, a, &out), {operand});
     instr.dimensions = std::move(dimensions);
     return append(std::move(instr));
   }
   int slice(int operand, std::vector<SliceRange> ranges) {
-    const Shape& in = array(operand);
-    require(ranges.size() == in.dims.size(), "slice needs one range per dimension");
-    Shape out(in.dtype, {});
-    for (const auto& r : ranges) {
-      require(r.stride >= 1 && r.limit >= r.start, "bad slice range");
-      out.dims.push_back((r.limit - r.start + r.stride - 1) / r.stride);
-    }
-    Instruction instr = make(Opcode::Slice, std::move(out), {operand});
+    shape_rules::Attributes a;
+    a.slice = ranges;
+    Instruction instr = make(Opcode::Slice, inferred(Opcode::Slice, {operand}, a), {operand});
     instr.slice = std::move(ranges);
     return append(std::move(instr));
   }
   int dynamic_slice(int operand, const std::vector<int>& start_indices, std::vector<std::int64_t> sizes) {
     std::vector<int> operands{operand};
     operands.insert(operands.end(), start_indices.begin(), start_indices.end());
-    Instruction instr = make(Opcode::DynamicSlice, Shape(array(operand).dtype, sizes), std::move(operands));
+    shape_rules::Attributes a;
+    a.dynamic_slice_sizes = sizes;
+    Shape out = inferred(Opcode::DynamicSlice, operands, a);  // before operands is moved from
+    Instruction instr = make(Opcode::DynamicSlice, std::move(out), std::move(operands));
     instr.dynamic_slice_sizes = std::move(sizes);
     return append(std::move(instr));
   }
   int dynamic_update_slice(int operand, int update, const std::vector<int>& start_indices) {
     std::vector<int> operands{operand, update};
     operands.insert(operands.end(), start_indices.begin(), start_indices.end());
-    return append(make(Opcode::DynamicUpdateSlice, array(operand), std::move(operands)));
+    Shape out = inferred(Opcode::DynamicUpdateSlice, operands);  // before operands is moved from
+    return append(make(Opcode::DynamicUpdateSlice, std::move(out), std::move(operands)));
   }
   int concatenate(const std::vector<int>& operands, std::int64_t dimension) {
-    require(!operands.empty(), "concatenate needs operands");
-    Shape out = array(operands[0]);
-    require(dimension >= 0 && dimension < out.rank(), "concatenate dimension out of range");
-    out.dims[static_cast<std::size_t>(dimension)] = 0;
-    for (int op : operands) {
-      require(array(op).rank() == out.rank(), "concatenate operands differ in rank");
-      out.dims[static_cast<std::size_t>(dimension)] += shape(op).dims[static_cast<std::size_t>(dimension)];
-    }
-    Instruction instr = make(Opcode::Concatenate, std::move(out), operands);
-    instr.dimensions = {dimension};
+    const std::vector<std::int64_t> dimensions{dimension};
+    shape_rules::Attributes a;
+    a.dimensions = dimensions;
+    Instruction instr = make(Opcode::Concatenate, inferred(Opcode::Concatenate, operands, a), operands);
+    instr.dimensions = dimensions;
     return append(std::move(instr));
   }
   int pad(int operand, int padding_value, std::vector<PadDimension> padding) {
-    const Shape& in = array(operand);
-    require(padding.size() == in.dims.size(), "pad needs one entry per dimension");
-    Shape out(in.dtype, {});
-    for (std::size_t d = 0; d < padding.size(); ++d) {
-      const std::int64_t n = in.dims[d];
-      out.dims.push_back(padding[d].low + padding[d].high + n + std::max<std::int64_t>(n - 1, 0) * padding[d].interior);
-      require(out.dims.back() >= 0, "padding makes a dimension negative");
-    }
-    Instruction instr = make(Opcode::Pad, std::move(out), {operand, padding_value});
+    shape_rules::Attributes a;
+    a.padding = padding;
+    Instruction instr = make(Opcode::Pad, inferred(Opcode::Pad, {operand, padding_value}, a), {operand, padding_value});
     instr.padding = std::move(padding);
     return append(std::move(instr));
   }
   int reverse(int operand, std::vector<std::int64_t> dimensions) {
-    Instruction instr = make(Opcode::Reverse, array(operand), {operand});
+    shape_rules::Attributes a;
+    a.dimensions = dimensions;
+    Instruction instr = make(Opcode::Reverse, inferred(Opcode::Reverse, {operand}, a), {operand});
     instr.dimensions = std::move(dimensions);
     return append(std::move(instr));
   }
   // reduce(inputs..., inits...) over `dimensions` with the module computation `to_apply`;
-  // one input gives an array, several give a tuple.
+  // one input gives an array, several give a tuple (result i has init i's element type).
   int reduce(const std::vector<int>& inputs, const std::vector<int>& inits, std::vector<std::int64_t> dimensions, int to_apply) {
     require(!inputs.empty() && inputs.size() == inits.size(), "reduce needs as many init values as inputs");
-    std::vector<Shape> results;
-    for (int in : inputs) {
-      const Shape& s = array(in);
-      Shape r(s.dtype, {});
-      for (std::int64_t d = 0; d < s.rank(); ++d)
-        if (std::find(dimensions.begin(), dimensions.end(), d) == dimensions.end()) r.dims.push_back(s.dims[static_cast<std::size_t>(d)]);
-      results.push_back(std::move(r));
-    }
     std::vector<int> operands = inputs;
     operands.insert(operands.end(), inits.begin(), inits.end());
+    shape_rules::Attributes a;
+    a.dimensions = dimensions;
+    const Shape first = inferred(Opcode::Reduce, operands, a);
+    std::vector<Shape> results;
+    for (int init : inits) results.push_back(Shape(array(init).dtype, first.dims));
     Instruction instr = make(Opcode::Reduce, results.size() == 1 ? results[0] : Shape::tuple(results), std::move(operands));
     instr.dimensions = std::move(dimensions);
     instr.called_computations = {to_apply};
@@ -205,23 +181,10 @@ class ComputationBuilder {
   }
   // Result dims: batch, lhs free, rhs free (XLA's order); the element type is given.
   int dot(int lhs, int rhs, DotDimensions dims, DType result) {
-    const Shape &l = array(lhs), &r = array(rhs);
-    auto in_range = [](const std::vector<std::int64_t>& ds, const Shape& s) {
-      return std::all_of(ds.begin(), ds.end(), [&](std::int64_t d) { return d >= 0 && d < s.rank(); });
-    };
-    require(in_range(dims.lhs_batch, l) && in_range(dims.lhs_contracting, l) && in_range(dims.rhs_batch, r) &&
-                in_range(dims.rhs_contracting, r),
-            "dot dimensions out of range");
-    auto used = [](const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b, std::int64_t d) {
-      return std::find(a.begin(), a.end(), d) != a.end() || std::find(b.begin(), b.end(), d) != b.end();
-    };
-    Shape out(result, {});
-    for (auto d : dims.lhs_batch) out.dims.push_back(l.dims[static_cast<std::size_t>(d)]);
-    for (std::int64_t d = 0; d < l.rank(); ++d)
-      if (!used(dims.lhs_batch, dims.lhs_contracting, d)) out.dims.push_back(l.dims[static_cast<std::size_t>(d)]);
-    for (std::int64_t d = 0; d < r.rank(); ++d)
-      if (!used(dims.rhs_batch, dims.rhs_contracting, d)) out.dims.push_back(r.dims[static_cast<std::size_t>(d)]);
-    Instruction instr = make(Opcode::Dot, std::move(out), {lhs, rhs});
+    shape_rules::Attributes a;
+    a.dot = {dims.lhs_batch, dims.lhs_contracting, dims.rhs_batch, dims.rhs_contracting};
+    const Shape written(result, {});
+    Instruction instr = make(Opcode::Dot, inferred(Opcode::Dot, {lhs, rhs}, a, &written), {lhs, rhs});
     instr.dot = std::move(dims);
     return append(std::move(instr));
   }
@@ -292,6 +255,21 @@ class ComputationBuilder {
     const Shape& s = shape(index);
     require(!s.is_tuple, fmt::format("instruction {} is a tuple where an array is expected", index));
     return s;
+  }
+  // The result shape XLA's rule (hlo/shape_rules.hpp) gives `op` over `operands`: inferred, or
+  // for the opcodes whose result type is written (convert, reshape, ...) `written` once checked.
+  Shape inferred(Opcode op, const std::vector<int>& operands, const shape_rules::Attributes& a = {},
+                 const Shape* written = nullptr) const {
+    std::vector<const Shape*> shapes;
+    for (int o : operands) shapes.push_back(&array(o));
+    const shape_detail::RuleTypes types(shapes, written);
+    const auto r = shape_rules::infer(op, types.operands(), a, types.written());
+    require(r.ok(), fmt::format("{}: {}", opcode_name(op), describe_finding(r.finding, op, shapes, a, written)));
+    return shape_detail::to_shape(r);
+  }
+  Shape checked(Opcode op, const std::vector<int>& operands, const shape_rules::Attributes& a, const Shape* written) const {
+    inferred(op, operands, a, written);
+    return *written;
   }
   Instruction make(Opcode op, Shape shape, std::vector<int> operands) const {
     for (int o : operands) check_operand(o);

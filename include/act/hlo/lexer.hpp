@@ -54,11 +54,11 @@ class Lexer {
 
     if (is_identifier_start(c)) {
       const std::size_t end = identifier_end(pos_);
-      const std::string_view word = text_.substr(pos_, end - pos_);
-      advance_to(end);
-      if (word == "inf" || word == "nan") return make(TokenKind::Float, start, end);
+      advance_on_line(end);
+      if (end - start == 3 && (starts_with_at(start, "inf") || starts_with_at(start, "nan")))
+        return make(TokenKind::Float, start, end);
       if (pos_ < text_.size() && text_[pos_] == '=' && !(pos_ + 1 < text_.size() && text_[pos_ + 1] == '=')) {
-        advance_to(pos_ + 1);
+        advance_on_line(pos_ + 1);
         return make(TokenKind::AttributeName, start, end);
       }
       return make(TokenKind::Identifier, start, end);
@@ -67,7 +67,7 @@ class Lexer {
       if (pos_ + 1 >= text_.size() || !is_identifier_start(text_[pos_ + 1]))
         return error_here("expected a name after '%'");
       const std::size_t end = identifier_end(pos_ + 1);
-      advance_to(end);
+      advance_on_line(end);
       return make(TokenKind::Name, start + 1, end);
     }
     if (is_digit(c) || c == '-' || c == '.') {
@@ -126,7 +126,7 @@ class Lexer {
       case ')': kind = TokenKind::RightParen; break;
       default: return error_here("unexpected character");
     }
-    advance_to(pos_ + 1);
+    advance_on_line(pos_ + 1);
     return make(kind, start, pos_);
   }
 
@@ -152,7 +152,7 @@ class Lexer {
     if (const auto error = skip_blanks(); !error.empty()) return error_token(error);
     const int line = line_, column = column_;
     const std::size_t start = pos_;
-    char stack[256] = {};
+    char stack[256];  // only entries below `depth` are read (no initialisation: cheap in constexpr)
     int depth = 0;
     std::size_t i = pos_;
     std::size_t last_significant = pos_;
@@ -211,7 +211,14 @@ class Lexer {
                            : "unexpected end of input, expected '}'";
   }
 
-  constexpr bool starts_with(std::string_view s) const { return text_.substr(pos_, s.size()) == s; }
+  // Character by character: cheaper than substr + compare when evaluated at compile time.
+  constexpr bool starts_with_at(std::size_t at, std::string_view s) const {
+    if (at > text_.size() || text_.size() - at < s.size()) return false;
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (text_[at + i] != s[i]) return false;
+    return true;
+  }
+  constexpr bool starts_with(std::string_view s) const { return starts_with_at(pos_, s); }
 
   constexpr std::size_t identifier_end(std::size_t i) const {
     while (i < text_.size() && is_identifier_char(text_[i])) {
@@ -220,6 +227,12 @@ class Lexer {
       ++i;
     }
     return i;
+  }
+
+  // Within one line (no '\n' before `end`): only the column moves.
+  constexpr void advance_on_line(std::size_t end) {
+    column_ += static_cast<int>(end - pos_);
+    pos_ = end;
   }
 
   constexpr void advance_to(std::size_t end) {
@@ -237,12 +250,16 @@ class Lexer {
   constexpr std::string_view skip_trivia() {
     while (pos_ < text_.size()) {
       const char c = text_[pos_];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      if (c == ' ' || c == '\t' || c == '\r') {
+        advance_on_line(pos_ + 1);
+      } else if (c == '\n') {
         advance_to(pos_ + 1);
+      } else if (c != '/') {
+        break;
       } else if (starts_with("//")) {
         std::size_t i = pos_;
         while (i < text_.size() && text_[i] != '\n') ++i;
-        advance_to(i);
+        advance_on_line(i);
       } else if (starts_with("/*")) {
         const std::size_t close = text_.find("*/", pos_ + 2);
         if (close == std::string_view::npos) return "unterminated comment";
@@ -256,7 +273,7 @@ class Lexer {
 
   // Spaces and tabs only: a raw value must start on the attribute's line.
   constexpr std::string_view skip_blanks() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) advance_to(pos_ + 1);
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) advance_on_line(pos_ + 1);
     return {};
   }
 
@@ -287,7 +304,7 @@ class Lexer {
         is_float = true;
       }
     }
-    advance_to(i);
+    advance_on_line(i);
     return Token{is_float ? TokenKind::Float : TokenKind::Integer, text_.substr(start, i - start), line, column,
                  start};
   }

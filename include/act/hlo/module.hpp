@@ -12,18 +12,9 @@
 #include "act/core/literal.hpp"
 #include "act/core/shape.hpp"
 #include "act/hlo/opcode.hpp"
+#include "act/hlo/shape_rules.hpp"  // SliceRange, PadDimension
 
 namespace act::hlo {
-
-struct SliceRange {
-  std::int64_t start = 0, limit = 0, stride = 1;
-  friend bool operator==(const SliceRange&, const SliceRange&) = default;
-};
-
-struct PadDimension {
-  std::int64_t low = 0, high = 0, interior = 0;
-  friend bool operator==(const PadDimension&, const PadDimension&) = default;
-};
 
 struct DotDimensions {
   std::vector<std::int64_t> lhs_batch, lhs_contracting, rhs_batch, rhs_contracting;

@@ -13,16 +13,17 @@
 //   an existing buffer and has one start and one length per access dim; slice, constraint,
 //   update and cost expressions parse and mention only declared names (cost: alpha only);
 //   updates name declared state;
-// - semantics: a well-formed `ENTRY <instruction name> { ... }` block of statements
-//   `[ROOT] %name = dtype[dims]{layout}? opcode(operands), attr=value, ... [;]` with dims that
-//   are integers or backtick expressions over alpha only, known opcodes (plus the TAIDL sugar
-//   reduce_add), operands defined before use, exactly one `parameter(k)` per input, one ROOT,
-//   and a value `Out<k>` for each extra output k >= 1;
+// - semantics: a well-formed `ENTRY <instruction name> { ... }` block, parsed into an outline by
+//   hlo/semantics_outline.hpp (statements `[ROOT] %name = dtype[dims]{layout}? opcode(operands),
+//   attr=value, ... [;]`, known opcodes plus TAIDL's reduce_add, operands defined before use), whose
+//   backtick dims mention alpha only, with XLA's operand count per opcode, exactly one
+//   `parameter(k)` per input, one ROOT, and a value `Out<k>` for each extra output k >= 1;
 // - shapes, for sample alpha values (every alpha = v for v in 1, 2, 3, 4, 8, ..., 128, keeping
 //   the samples that satisfy the constraints that mention alpha only): parameters have exactly
 //   the input slice's shape and dtype, outputs the output slice's dtype and element count, and
-//   elementwise ops, reshape, bitcast-convert, transpose, broadcast, reduce_add and dot agree
-//   with their operands.
+//   every statement the type XLA's shape rules (hlo/shape_rules.hpp) give its operands
+//   (statements of slice, pad and reduce-window, whose attributes the outline does not keep,
+//   and of opcodes without a rule stand as written).
 #pragma once
 
 #include <array>
@@ -34,7 +35,10 @@
 
 #include "act/core/dtype.hpp"
 #include "act/core/error.hpp"
+#include "act/core/view.hpp"
 #include "act/hlo/opcode.hpp"
+#include "act/hlo/semantics_outline.hpp"
+#include "act/hlo/shape_rules.hpp"
 #include "act/isa/description.hpp"
 #include "act/sym/expr.hpp"
 
@@ -91,13 +95,11 @@ constexpr bool is_out_name(std::string_view name, std::size_t k) {
   return name.substr(3) == m.view();
 }
 
-constexpr std::string_view strip_percent(std::string_view s) { return (!s.empty() && s[0] == '%') ? s.substr(1) : s; }
-
 // ---- names in scope for an instruction's expressions
 
 struct Scope {
   const Instruction* instruction = nullptr;
-  std::span<const StateRegister> state;
+  View<StateRegister> state;
 
   constexpr bool is_alpha(std::string_view n) const {
     for (auto a : instruction->alpha)
@@ -152,370 +154,16 @@ constexpr bool check_expression(std::string_view text, std::string_view what, co
   return true;
 }
 
-// ---- a small constexpr tokenizer for semantics blocks
+// ---- shapes of one sample of alpha values
 
-enum class Tok : std::uint8_t { End, Ident, Int, Backtick, Punct, Bad };
-
-struct Token {
-  Tok kind = Tok::End;
-  std::string_view text;  // Backtick: the expression between the backticks
-  int line = 1;
-  int column = 1;
-  constexpr bool is(char c) const { return kind == Tok::Punct && text.size() == 1 && text[0] == c; }
-  constexpr bool is_word(std::string_view w) const { return kind == Tok::Ident && text == w; }
-};
-
-class Lexer {
- public:
-  constexpr explicit Lexer(std::string_view src) : src_(src) {}
-
-  constexpr Token next() {
-    skip_space_and_comments();
-    Token t;
-    t.line = line_;
-    t.column = column_;
-    if (pos_ >= src_.size()) return t;
-    const std::size_t start = pos_;
-    const char c = src_[pos_];
-    if (c == '`') {
-      advance();
-      while (pos_ < src_.size() && src_[pos_] != '`' && src_[pos_] != '\n') advance();
-      if (pos_ >= src_.size() || src_[pos_] != '`') {
-        t.kind = Tok::Bad;
-        t.text = "unterminated backtick expression";
-        return t;
-      }
-      t.kind = Tok::Backtick;
-      t.text = src_.substr(start + 1, pos_ - start - 1);
-      advance();
-      return t;
-    }
-    if (sym::detail::is_digit(c) || (c == '-' && pos_ + 1 < src_.size() && sym::detail::is_digit(src_[pos_ + 1]))) {
-      advance();
-      while (pos_ < src_.size() && (sym::detail::is_ident_char(src_[pos_]) || src_[pos_] == '.')) advance();
-      t.kind = Tok::Int;
-      t.text = src_.substr(start, pos_ - start);
-      return t;
-    }
-    if (sym::detail::is_ident_start(c) || c == '%' || c == '@') {
-      advance();
-      while (pos_ < src_.size() &&
-             (sym::detail::is_ident_char(src_[pos_]) || src_[pos_] == '.' || src_[pos_] == '-' || src_[pos_] == '@'))
-        advance();
-      t.kind = Tok::Ident;
-      t.text = src_.substr(start, pos_ - start);
-      return t;
-    }
-    advance();
-    t.kind = Tok::Punct;
-    t.text = src_.substr(start, 1);
-    return t;
-  }
-
-  constexpr Token peek() const {
-    Lexer copy = *this;
-    return copy.next();
-  }
-
- private:
-  constexpr void advance() {
-    if (src_[pos_] == '\n') {
-      ++line_;
-      column_ = 1;
-    } else {
-      ++column_;
-    }
-    ++pos_;
-  }
-  constexpr void skip_space_and_comments() {
-    while (pos_ < src_.size()) {
-      const char c = src_[pos_];
-      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-        advance();
-      } else if (c == '/' && pos_ + 1 < src_.size() && src_[pos_ + 1] == '/') {
-        while (pos_ < src_.size() && src_[pos_] != '\n') advance();
-      } else {
-        break;
-      }
-    }
-  }
-
-  std::string_view src_;
-  std::size_t pos_ = 0;
-  int line_ = 1;
-  int column_ = 1;
-};
-
-// ---- the parsed semantics block
-
-inline constexpr std::size_t kMaxValues = 40;
-inline constexpr std::size_t kMaxRank = 8;
-inline constexpr std::size_t kMaxOperands = 8;
-
-struct IntList {
-  std::array<std::int64_t, kMaxRank> items{};
-  std::size_t count = 0;
-  bool present = false;
-};
-
-struct Dim {
-  std::int64_t value = 0;
-  std::string_view expression;  // non-empty: a backtick expression over alpha
-};
-
-enum class Sugar : std::uint8_t { None, ReduceAdd };
-
-struct Value {
-  std::string_view name;
-  DType dtype = DType::u8;
-  std::array<Dim, kMaxRank> dims{};
-  std::size_t rank = 0;
-  hlo::Opcode opcode = hlo::Opcode::Copy;
-  Sugar sugar = Sugar::None;
-  std::array<int, kMaxOperands> operands{};
-  std::size_t operand_count = 0;
-  std::int64_t parameter = -1;
-  bool root = false;
-  IntList dimensions, lhs_contracting, rhs_contracting, lhs_batch, rhs_batch;
-  int line = 0;
-  int column = 0;
-};
-
-struct Semantics {
-  std::array<Value, kMaxValues> values{};
-  std::size_t count = 0;
-  constexpr int find(std::string_view name) const {
-    for (std::size_t i = 0; i < count; ++i)
-      if (values[i].name == name) return static_cast<int>(i);
-    return -1;
-  }
-};
-
-class SemanticsParser {
- public:
-  constexpr SemanticsParser(std::string_view text, const Scope& scope, Message& msg)
-      : lexer_(text), scope_(scope), msg_(msg) {}
-
-  // Returns false (with the reason in msg) on the first problem.
-  constexpr bool parse(Semantics& out) {
-    Token t = lexer_.next();
-    if (!t.is_word("ENTRY")) return fail(t, "semantics must start with 'ENTRY <instruction name> {'");
-    t = lexer_.next();
-    if (t.kind != Tok::Ident) return fail(t, "expected the block name after ENTRY");
-    if (strip_percent(t.text) != scope_.instruction->name) {
-      msg_ << "semantics block is named '" << strip_percent(t.text) << "' but the instruction is '"
-           << scope_.instruction->name << "'";
-      return false;
-    }
-    if (!lexer_.next().is('{')) return fail(t, "expected '{' after the ENTRY name");
-    while (true) {
-      Token p = lexer_.peek();
-      if (p.is('}')) break;
-      if (p.kind == Tok::End) return fail(p, "missing '}' at the end of the semantics");
-      if (!statement(out)) return false;
-    }
-    lexer_.next();
-    Token end = lexer_.next();
-    if (end.kind != Tok::End) return fail(end, "unexpected text after the closing '}'");
-    return true;
-  }
-
- private:
-  constexpr bool fail(const Token& at, std::string_view what, std::string_view quoted = {}) {
-    msg_ << what;
-    if (!quoted.empty()) msg_ << " '" << quoted << "'";
-    msg_ << " (semantics line " << at.line << ", column " << at.column << ")";
-    return false;
-  }
-
-  constexpr bool statement(Semantics& out) {
-    Token t = lexer_.next();
-    Value v;
-    v.line = t.line;
-    v.column = t.column;
-    if (t.is_word("ROOT")) {
-      v.root = true;
-      t = lexer_.next();
-    }
-    if (t.kind != Tok::Ident) return fail(t, "expected a statement '%name = dtype[dims] opcode(operands)'");
-    v.name = strip_percent(t.text);
-    if (out.find(v.name) >= 0) return fail(t, "value defined twice:", v.name);
-    if (!lexer_.next().is('=')) return fail(t, "expected '=' after the value name", v.name);
-    Token type = lexer_.next();
-    auto dtype = type.kind == Tok::Ident ? parse_dtype(type.text) : std::nullopt;
-    if (!dtype) return fail(type, "unknown element type", type.text);
-    v.dtype = *dtype;
-    if (!lexer_.next().is('[')) return fail(type, "expected '[' after the element type");
-    if (!dims(v)) return false;
-    if (lexer_.peek().is('{') && !skip_balanced()) return false;  // a layout such as {1,0}
-    Token op = lexer_.next();
-    if (op.kind != Tok::Ident) return fail(op, "expected an opcode");
-    if (op.text == "reduce_add") {
-      v.sugar = Sugar::ReduceAdd;
-      v.opcode = hlo::Opcode::Reduce;
-    } else if (auto code = hlo::parse_opcode(op.text)) {
-      v.opcode = *code;
-    } else {
-      return fail(op, "unknown opcode", op.text);
-    }
-    if (!lexer_.next().is('(')) return fail(op, "expected '(' after the opcode", op.text);
-    if (v.opcode == hlo::Opcode::Parameter) {
-      Token k = lexer_.next();
-      if (k.kind != Tok::Int || !to_int(k.text, v.parameter) || v.parameter < 0)
-        return fail(k, "parameter takes a non-negative integer");
-      if (!lexer_.next().is(')')) return fail(k, "expected ')' after the parameter number");
-    } else if (v.opcode == hlo::Opcode::Constant) {
-      if (!skip_until_close_paren()) return false;
-    } else if (!operands(v, out)) {
-      return false;
-    }
-    const int arity = v.sugar == Sugar::ReduceAdd ? 1 : hlo::opcode_arity(v.opcode);
-    if (v.opcode != hlo::Opcode::Parameter && arity >= 0 && static_cast<std::size_t>(arity) != v.operand_count) {
-      msg_ << "'" << op.text << "' takes " << arity << " operand(s) but has " << v.operand_count;
-      return fail(op, "");
-    }
-    while (lexer_.peek().is(',')) {
-      lexer_.next();
-      if (!attribute(v)) return false;
-    }
-    if (lexer_.peek().is(';')) lexer_.next();
-    if (out.count == kMaxValues) return fail(t, "too many statements in the semantics (at most 40)");
-    out.values[out.count++] = v;
-    return true;
-  }
-
-  constexpr bool dims(Value& v) {
-    if (lexer_.peek().is(']')) {
-      lexer_.next();
-      return true;
-    }
-    while (true) {
-      Token d = lexer_.next();
-      if (v.rank == kMaxRank) return fail(d, "too many dimensions (at most 8)");
-      Dim dim;
-      if (d.kind == Tok::Int) {
-        if (!to_int(d.text, dim.value) || dim.value < 0) return fail(d, "bad dimension", d.text);
-      } else if (d.kind == Tok::Backtick) {
-        Message why;
-        if (!check_expression(d.text, "dimension", scope_, Allowed::AlphaOnly, why)) return fail(d, why.view());
-        dim.expression = d.text;
-      } else if (d.kind == Tok::Bad) {
-        return fail(d, d.text);
-      } else {
-        return fail(d, "expected a dimension (an integer or a `backtick expression`)");
-      }
-      v.dims[v.rank++] = dim;
-      Token sep = lexer_.next();
-      if (sep.is(']')) return true;
-      if (!sep.is(',')) return fail(sep, "expected ',' or ']' in the dimensions");
-    }
-  }
-
-  constexpr bool operands(Value& v, const Semantics& out) {
-    if (lexer_.peek().is(')')) {
-      lexer_.next();
-      return true;
-    }
-    while (true) {
-      Token o = lexer_.next();
-      if (o.kind != Tok::Ident) return fail(o, "expected an operand name");
-      const int index = out.find(strip_percent(o.text));
-      if (index < 0) return fail(o, "operand is not defined by an earlier statement:", strip_percent(o.text));
-      if (v.operand_count == kMaxOperands) return fail(o, "too many operands (at most 8)");
-      v.operands[v.operand_count++] = index;
-      Token sep = lexer_.next();
-      if (sep.is(')')) return true;
-      if (!sep.is(',')) return fail(sep, "expected ',' or ')' after an operand");
-    }
-  }
-
-  constexpr bool attribute(Value& v) {
-    Token name = lexer_.next();
-    if (name.kind != Tok::Ident) return fail(name, "expected an attribute name after ','");
-    if (!lexer_.next().is('=')) return fail(name, "expected '=' after the attribute", name.text);
-    IntList* list = name.text == "dimensions"             ? &v.dimensions
-                    : name.text == "lhs_contracting_dims" ? &v.lhs_contracting
-                    : name.text == "rhs_contracting_dims" ? &v.rhs_contracting
-                    : name.text == "lhs_batch_dims"       ? &v.lhs_batch
-                    : name.text == "rhs_batch_dims"       ? &v.rhs_batch
-                                                          : nullptr;
-    Token p = lexer_.peek();
-    if (list && (p.is('{') || p.is('['))) return int_list(*list);
-    if (p.is('{') || p.is('[')) return skip_balanced();
-    Token value = lexer_.next();
-    if (value.kind != Tok::Ident && value.kind != Tok::Int) return fail(value, "expected a value for the attribute", name.text);
-    return true;
-  }
-
-  constexpr bool int_list(IntList& list) {
-    Token open = lexer_.next();
-    const char close = open.is('{') ? '}' : ']';
-    list.present = true;
-    if (lexer_.peek().is(close)) {
-      lexer_.next();
-      return true;
-    }
-    while (true) {
-      Token x = lexer_.next();
-      if (x.kind != Tok::Int || list.count == kMaxRank || !to_int(x.text, list.items[list.count]))
-        return fail(x, "expected a list of integers");
-      ++list.count;
-      Token sep = lexer_.next();
-      if (sep.kind == Tok::Punct && sep.text[0] == close) return true;
-      if (!sep.is(',')) return fail(sep, "expected ',' in the integer list");
-    }
-  }
-
-  // Skips a {...} or [...] group, nested groups included.
-  constexpr bool skip_balanced() {
-    int depth = 0;
-    while (true) {
-      Token t = lexer_.next();
-      if (t.kind == Tok::End) return fail(t, "unbalanced brackets");
-      if (t.is('{') || t.is('[') || t.is('(')) ++depth;
-      if (t.is('}') || t.is(']') || t.is(')')) --depth;
-      if (depth == 0) return true;
-    }
-  }
-  constexpr bool skip_until_close_paren() {
-    int depth = 1;
-    while (true) {
-      Token t = lexer_.next();
-      if (t.kind == Tok::End) return fail(t, "missing ')'");
-      if (t.is('(') || t.is('{') || t.is('[')) ++depth;
-      if (t.is(')') || t.is('}') || t.is(']')) --depth;
-      if (depth == 0) return true;
-    }
-  }
-
-  static constexpr bool to_int(std::string_view s, std::int64_t& out) {
-    bool negative = !s.empty() && s[0] == '-';
-    if (negative) s = s.substr(1);
-    if (s.empty()) return false;
-    std::int64_t v = 0;
-    for (char c : s) {
-      if (!sym::detail::is_digit(c) || v > (INT64_MAX - (c - '0')) / 10) return false;
-      v = v * 10 + (c - '0');
-    }
-    out = negative ? -v : v;
-    return true;
-  }
-
-  Lexer lexer_;
-  const Scope& scope_;
-  Message& msg_;
-};
-
-// ---- numeric shape checks for one sample of alpha values
-
+// A statement's (or a data slice's) dims once alpha is bound.
 struct Shape {
-  std::array<std::int64_t, kMaxRank + kMaxUnitDims> dims{};
+  std::array<std::int64_t, hlo::kMaxOutlineRank + kMaxUnitDims> dims{};
   std::size_t rank = 0;
+  constexpr View<std::int64_t> view() const { return {dims.data(), rank}; }
   constexpr std::int64_t elements() const {
-    std::int64_t n = 1;
-    for (std::size_t i = 0; i < rank; ++i)
-      if (__builtin_mul_overflow(n, dims[i], &n)) return -1;
-    return n;
+    std::int64_t n = 0;
+    return hlo::shape_rules::element_count(view(), n) ? n : -1;
   }
   friend constexpr bool operator==(const Shape& a, const Shape& b) {
     if (a.rank != b.rank) return false;
@@ -525,31 +173,51 @@ struct Shape {
   }
 };
 
-constexpr Message& operator<<(Message& m, const Shape& s) {
+constexpr Message& operator<<(Message& m, View<std::int64_t> dims) {
   m << "[";
-  for (std::size_t i = 0; i < s.rank; ++i) {
+  for (std::size_t i = 0; i < dims.size(); ++i) {
     if (i) m << ",";
-    m << s.dims[i];
+    m << dims[i];
   }
   return m << "]";
 }
+constexpr Message& operator<<(Message& m, const Shape& s) { return m << s.view(); }
 
+// What one statement gives XLA's shape rules: views into ShapeChecker's shapes, which every
+// sample refills, so they are built once per instruction.
+struct RuleInputs {
+  std::array<hlo::shape_rules::TensorType, hlo::kMaxOutlineOperands + 1> operands{};
+  std::size_t count = 0;
+  hlo::shape_rules::Attributes attributes;
+  hlo::shape_rules::TensorType written;
+  hlo::Opcode opcode = hlo::Opcode::Copy;
+  bool checked = false;           // false: the statement stands as written
+  bool depends_on_alpha = false;  // a dim of the statement or of an operand is an expression
+};
+
+// Checks each statement's type against XLA's shape rules (hlo/shape_rules.hpp), and the
+// parameters and outputs against the instruction's data slices, for samples of alpha.
 class ShapeChecker {
  public:
-  constexpr ShapeChecker(const IsaView& isa, const Instruction& instr, const Semantics& sem, std::int64_t sample,
-                         Message& msg)
-      : isa_(isa), instr_(instr), sem_(sem), sample_(sample), msg_(msg) {
-    for (auto a : instr.alpha) env_.set(a, sample);
+  constexpr ShapeChecker(const IsaView& isa, const Instruction& instr, const hlo::SemanticsOutline& sem, Message& msg)
+      : isa_(isa), instr_(instr), sem_(sem), msg_(msg) {
+    for (std::size_t i = 0; i < sem_.count; ++i) prepare(sem_.statements[i], inputs_[i]);
   }
 
-  constexpr bool run() {
+  // Every alpha = sample. Statements whose types do not depend on alpha are checked with the
+  // first sample only.
+  constexpr bool run(std::int64_t sample, bool first_sample) {
+    sample_ = sample;
+    for (auto a : instr_.alpha) env_.set(a, sample);
     for (std::size_t i = 0; i < sem_.count; ++i)
-      if (!eval_dims(sem_.values[i], shapes_[i])) return false;
+      if (!eval_dims(sem_.statements[i], shapes_[i])) return false;
     for (std::size_t i = 0; i < sem_.count; ++i)
-      if (!check_value(sem_.values[i], shapes_[i])) return false;
+      if (inputs_[i].checked && (first_sample || inputs_[i].depends_on_alpha) &&
+          !check_statement(sem_.statements[i], shapes_[i], inputs_[i]))
+        return false;
     for (std::size_t k = 0; k < instr_.inputs.size(); ++k) {
       for (std::size_t i = 0; i < sem_.count; ++i) {
-        const Value& v = sem_.values[i];
+        const hlo::OutlineStatement& v = sem_.statements[i];
         if (v.opcode == hlo::Opcode::Parameter && v.parameter == static_cast<std::int64_t>(k) &&
             !check_slice(instr_.inputs[k], v, shapes_[i], true, k))
           return false;
@@ -557,7 +225,7 @@ class ShapeChecker {
     }
     for (std::size_t k = 0; k < instr_.outputs.size(); ++k) {
       for (std::size_t i = 0; i < sem_.count; ++i) {
-        const Value& v = sem_.values[i];
+        const hlo::OutlineStatement& v = sem_.statements[i];
         const bool is_output = (k == 0 && v.root) || (k > 0 && is_out_name(v.name, k));
         if (is_output && !check_slice(instr_.outputs[k], v, shapes_[i], false, k)) return false;
       }
@@ -566,16 +234,49 @@ class ShapeChecker {
   }
 
  private:
-  constexpr bool problem(const Value& v) {
+  constexpr bool problem(const hlo::OutlineStatement& v) {
     msg_ << " (value '" << v.name << "', semantics line " << v.line << ", with every alpha = " << sample_ << ")";
     return false;
   }
 
-  constexpr bool eval_dims(const Value& v, Shape& s) {
+  static constexpr bool symbolic(const hlo::OutlineStatement& s) {
+    for (std::size_t d = 0; d < s.rank; ++d)
+      if (!s.dims[d].expression.empty()) return true;
+    return false;
+  }
+
+  constexpr void prepare(const hlo::OutlineStatement& v, RuleInputs& in) {
+    using hlo::Opcode;
+    const auto index = static_cast<std::size_t>(&v - sem_.statements.data());
+    // Slice ranges, padding and windows are not in the outline: such statements stand as written.
+    in.checked = v.opcode != Opcode::Parameter && v.opcode != Opcode::Constant && v.opcode != Opcode::Slice &&
+                 v.opcode != Opcode::Pad && v.opcode != Opcode::ReduceWindow;
+    if (!in.checked) return;
+    in.depends_on_alpha = symbolic(v);
+    for (std::size_t i = 0; i < v.operand_count; ++i) {
+      const auto o = static_cast<std::size_t>(v.operands[i]);
+      in.operands[in.count++] = {sem_.statements[o].dtype, {shapes_[o].dims.data(), sem_.statements[o].rank}};
+      in.depends_on_alpha = in.depends_on_alpha || symbolic(sem_.statements[o]);
+    }
+    if (v.reduce_add) in.operands[in.count++] = {v.operand_count ? in.operands[0].dtype : v.dtype, {}};  // init 0
+    if (v.attribute_count > 0) {  // (most statements have none: skip the lookups)
+      in.attributes.dimensions = v.attribute("dimensions");
+      if (v.opcode == Opcode::Dot)
+        in.attributes.dot = {v.attribute("lhs_batch_dims"), v.attribute("lhs_contracting_dims"),
+                             v.attribute("rhs_batch_dims"), v.attribute("rhs_contracting_dims")};
+      in.attributes.dynamic_slice_sizes = v.attribute("dynamic_slice_sizes");
+      if (const auto iota = v.attribute("iota_dimension"); iota.size() == 1) in.attributes.iota_dimension = iota[0];
+    }
+    in.written = {v.dtype, {shapes_[index].dims.data(), v.rank}};
+    // XLA's bitcast depends on layouts; in semantics it reinterprets like a reshape.
+    in.opcode = v.opcode == Opcode::Bitcast ? Opcode::Reshape : v.opcode;
+  }
+
+  constexpr bool eval_dims(const hlo::OutlineStatement& v, Shape& s) {
     s.rank = v.rank;
     for (std::size_t d = 0; d < v.rank; ++d) {
       if (v.dims[d].expression.empty()) {
-        s.dims[d] = v.dims[d].value;
+        s.dims[d] = v.dims[d].size;
         continue;
       }
       sym::EvalResult r = sym::try_evaluate(sym::try_parse(v.dims[d].expression).expr, env_);
@@ -592,172 +293,112 @@ class ShapeChecker {
     return true;
   }
 
-  constexpr bool mismatch(const Value& v, std::string_view what, const Shape& expected, const Shape& got) {
-    msg_ << what << ": expected " << expected << ", the statement says " << got;
-    return problem(v);
+  // The name of operand i of v, or "the result".
+  constexpr std::string_view who(const hlo::OutlineStatement& v, int i) const {
+    if (i == hlo::shape_rules::kResult) return "the result";
+    return sem_.statements[static_cast<std::size_t>(v.operands[static_cast<std::size_t>(i)])].name;
   }
 
-  constexpr const Shape& operand(const Value& v, std::size_t i) const {
-    return shapes_[static_cast<std::size_t>(v.operands[i])];
-  }
-  constexpr const Value& operand_value(const Value& v, std::size_t i) const {
-    return sem_.values[static_cast<std::size_t>(v.operands[i])];
-  }
-
-  static constexpr bool is_elementwise(hlo::Opcode op) {
-    using hlo::Opcode;
-    switch (op) {
-      case Opcode::Abs: case Opcode::Add: case Opcode::And: case Opcode::Atan2: case Opcode::Ceil:
-      case Opcode::Clamp: case Opcode::Compare: case Opcode::Convert: case Opcode::Copy: case Opcode::Cosine:
-      case Opcode::Divide: case Opcode::Exponential: case Opcode::ExponentialMinusOne: case Opcode::Floor:
-      case Opcode::Log: case Opcode::LogPlusOne: case Opcode::Logistic: case Opcode::Maximum:
-      case Opcode::Minimum: case Opcode::Multiply: case Opcode::Negate: case Opcode::Not: case Opcode::Or:
-      case Opcode::Power: case Opcode::Remainder: case Opcode::RoundNearestAfz: case Opcode::RoundNearestEven:
-      case Opcode::Rsqrt: case Opcode::Select: case Opcode::ShiftLeft: case Opcode::ShiftRightArithmetic:
-      case Opcode::ShiftRightLogical: case Opcode::Sign: case Opcode::Sine: case Opcode::Sqrt:
-      case Opcode::Subtract: case Opcode::Tan: case Opcode::Tanh: case Opcode::Xor:
-        return true;
-      default:
-        return false;
-    }
-  }
-
-  constexpr bool check_value(const Value& v, const Shape& s) {
-    using hlo::Opcode;
-    if (v.sugar == Sugar::ReduceAdd) {
-      const Shape& in = operand(v, 0);
-      Shape expected;
-      for (std::size_t d = 0; d < in.rank; ++d) {
-        bool reduced = false;
-        for (std::size_t j = 0; j < v.dimensions.count; ++j) reduced = reduced || v.dimensions.items[j] == static_cast<std::int64_t>(d);
-        if (!reduced) expected.dims[expected.rank++] = in.dims[d];
-      }
-      return expected == s || mismatch(v, "reduce_add result shape", expected, s);
-    }
-    if (is_elementwise(v.opcode)) {
-      for (std::size_t i = 0; i < v.operand_count; ++i) {
-        // clamp and select accept scalar bounds / predicates; scalars are not checked.
-        if (operand(v, i).rank == 0 && (v.opcode == Opcode::Clamp || v.opcode == Opcode::Select)) continue;
-        if (!(operand(v, i) == s)) return mismatch(v, "elementwise operand shape", s, operand(v, i));
-        const bool same_type = v.opcode == Opcode::Convert || v.opcode == Opcode::Compare ||
-                               (v.opcode == Opcode::Select && i == 0) || operand_value(v, i).dtype == v.dtype;
-        if (!same_type) {
-          msg_ << "operand '" << operand_value(v, i).name << "' is " << name(operand_value(v, i).dtype)
-               << " but the result is " << name(v.dtype);
-          return problem(v);
-        }
-      }
-      return true;
-    }
-    switch (v.opcode) {
-      case Opcode::Reshape:
-      case Opcode::Bitcast:
-        if (operand(v, 0).elements() != s.elements()) {
-          msg_ << "reshape changes the element count from " << operand(v, 0).elements() << " to " << s.elements();
-          return problem(v);
-        }
-        return true;
-      case Opcode::BitcastConvert: {
-        if (operand(v, 0).elements() < 0 || operand(v, 0).elements() > INT64_MAX / 128 || s.elements() < 0 ||
-            s.elements() > INT64_MAX / 128) {
-          msg_ << "shape too large";
-          return problem(v);
-        }
-        const std::int64_t in_bits = operand(v, 0).elements() * bit_width(operand_value(v, 0).dtype);
-        const std::int64_t out_bits = s.elements() * bit_width(v.dtype);
-        if (in_bits != out_bits) {
-          msg_ << "bitcast-convert changes the size in bits from " << in_bits << " to " << out_bits;
-          return problem(v);
-        }
-        return true;
-      }
-      case Opcode::Transpose: {
-        const Shape& in = operand(v, 0);
-        if (v.dimensions.count != in.rank) {
-          msg_ << "transpose needs a permutation of " << in.rank << " dimensions";
-          return problem(v);
-        }
-        Shape expected;
-        expected.rank = in.rank;
-        for (std::size_t d = 0; d < in.rank; ++d) {
-          const std::int64_t from = v.dimensions.items[d];
-          if (from < 0 || from >= static_cast<std::int64_t>(in.rank)) {
-            msg_ << "transpose dimension " << from << " is out of range";
-            return problem(v);
-          }
-          expected.dims[d] = in.dims[static_cast<std::size_t>(from)];
-        }
-        return expected == s || mismatch(v, "transpose result shape", expected, s);
-      }
-      case Opcode::Broadcast: {
-        const Shape& in = operand(v, 0);
-        if (v.dimensions.count != in.rank) {
-          msg_ << "broadcast needs one entry in dimensions={...} per operand dimension (" << in.rank << ")";
-          return problem(v);
-        }
-        for (std::size_t d = 0; d < in.rank; ++d) {
-          const std::int64_t to = v.dimensions.items[d];
-          if (to < 0 || to >= static_cast<std::int64_t>(s.rank) || s.dims[static_cast<std::size_t>(to)] != in.dims[d]) {
-            msg_ << "broadcast operand dimension " << d << " (size " << in.dims[d] << ") does not match result dimension "
-                 << to;
-            return problem(v);
-          }
-        }
-        return true;
-      }
-      case Opcode::Dot: return check_dot(v, s);
-      default: return true;  // not modelled: accepted as written
-    }
-  }
-
-  constexpr bool check_dot(const Value& v, const Shape& s) {
-    const Shape& lhs = operand(v, 0);
-    const Shape& rhs = operand(v, 1);
-    IntList lc = v.lhs_contracting, rc = v.rhs_contracting;
-    if (!lc.present && !rc.present && lhs.rank > 0 && rhs.rank > 0) {  // default: last of lhs with first of rhs
-      lc.count = rc.count = 1;
-      lc.items[0] = static_cast<std::int64_t>(lhs.rank) - 1;
-      rc.items[0] = 0;
-    }
-    if (lc.count != rc.count || v.lhs_batch.count != v.rhs_batch.count) {
-      msg_ << "dot needs as many lhs as rhs contracting (and batch) dimensions";
+  constexpr bool check_statement(const hlo::OutlineStatement& v, const Shape& s, const RuleInputs& in) {
+    namespace rules = hlo::shape_rules;
+    const View<rules::TensorType> operands(in.operands.data(), in.count);
+    const rules::ResultType r = rules::infer(in.opcode, operands, in.attributes, &in.written);
+    if (r.problem() == rules::Problem::NotModelled) return true;  // accepted as written
+    if (!r.ok()) {
+      explain(v, s, r.finding, operands);
       return problem(v);
     }
-    auto in_list = [](const IntList& l, std::size_t d) {
-      for (std::size_t j = 0; j < l.count; ++j)
-        if (l.items[j] == static_cast<std::int64_t>(d)) return true;
-      return false;
-    };
-    auto valid = [](const IntList& l, const Shape& sh) {
-      for (std::size_t j = 0; j < l.count; ++j)
-        if (l.items[j] < 0 || l.items[j] >= static_cast<std::int64_t>(sh.rank)) return false;
-      return true;
-    };
-    if (!valid(lc, lhs) || !valid(rc, rhs) || !valid(v.lhs_batch, lhs) || !valid(v.rhs_batch, rhs)) {
-      msg_ << "dot dimension number out of range";
+    if (!rules::same_dims(r.dimensions(), s.view())) {
+      msg_ << v.opcode_text << " result shape: expected " << r.dimensions() << ", the statement says " << s;
       return problem(v);
     }
-    for (std::size_t j = 0; j < lc.count; ++j)
-      if (lhs.dims[static_cast<std::size_t>(lc.items[j])] != rhs.dims[static_cast<std::size_t>(rc.items[j])]) {
-        msg_ << "dot contracts dimensions of different sizes (" << lhs.dims[static_cast<std::size_t>(lc.items[j])]
-             << " and " << rhs.dims[static_cast<std::size_t>(rc.items[j])] << ")";
-        return problem(v);
-      }
-    Shape expected;
-    for (std::size_t j = 0; j < v.lhs_batch.count; ++j)
-      expected.dims[expected.rank++] = lhs.dims[static_cast<std::size_t>(v.lhs_batch.items[j])];
-    for (std::size_t d = 0; d < lhs.rank; ++d)
-      if (!in_list(lc, d) && !in_list(v.lhs_batch, d) && expected.rank < expected.dims.size())
-        expected.dims[expected.rank++] = lhs.dims[d];
-    for (std::size_t d = 0; d < rhs.rank; ++d)
-      if (!in_list(rc, d) && !in_list(v.rhs_batch, d) && expected.rank < expected.dims.size())
-        expected.dims[expected.rank++] = rhs.dims[d];
-    return expected == s || mismatch(v, "dot result shape", expected, s);
+    if (r.dtype != v.dtype) {
+      for (std::size_t i = 0; i < v.operand_count; ++i)
+        if (operands[i].dtype == r.dtype) {
+          msg_ << "operand '" << who(v, static_cast<int>(i)) << "' is " << name(r.dtype) << " but the result is "
+               << name(v.dtype);
+          return problem(v);
+        }
+      msg_ << v.opcode_text << " result element type: expected " << name(r.dtype) << ", the statement says "
+           << name(v.dtype);
+      return problem(v);
+    }
+    return true;
   }
 
-  // The slice's shape: one length per access dim, then the buffer's unit dims. Lengths that
-  // mention beta cannot be evaluated from alpha alone and are not checked.
-  constexpr bool check_slice(const SliceMap& slice, const Value& v, const Shape& s, bool is_input, std::size_t k) {
+  // A rule's finding in words.
+  constexpr void explain(const hlo::OutlineStatement& v, const Shape& s, const hlo::shape_rules::Finding& f,
+                         View<hlo::shape_rules::TensorType> operands) {
+    using P = hlo::shape_rules::Problem;
+    using hlo::shape_rules::kResult;
+    const std::string_view op = v.opcode_text;
+    auto type = [&](int i) {
+      return i == kResult ? hlo::shape_rules::TensorType{v.dtype, {}} : operands[static_cast<std::size_t>(i)];
+    };
+    switch (f.problem) {
+      case P::ElementTypesDiffer:
+        msg_ << "operand '" << who(v, f.operand) << "' is " << name(type(f.operand).dtype) << " but "
+             << (f.other == kResult ? "the result" : "operand '") << (f.other == kResult ? "" : who(v, f.other))
+             << (f.other == kResult ? "" : "'") << " is " << name(f.other == kResult ? v.dtype : type(f.other).dtype);
+        return;
+      case P::DimensionsDiffer:
+      case P::RanksDiffer:
+        msg_ << op << ": operand '" << who(v, f.operand) << "' is " << type(f.operand).dims << " but ";
+        if (f.other == kResult) msg_ << "the result is " << s;
+        else msg_ << "operand '" << who(v, f.other) << "' is " << type(f.other).dims;
+        return;
+      case P::NotPred: msg_ << op << ": predicate '" << who(v, f.operand) << "' is not pred"; return;
+      case P::NotScalar: msg_ << op << ": operand '" << who(v, f.operand) << "' must be a scalar"; return;
+      case P::ListLength:
+        msg_ << op << " has " << f.value << " entries in its dimension list, expected " << f.bound;
+        return;
+      case P::DimensionOutOfRange: msg_ << op << " dimension " << f.value << " is out of range for rank " << f.bound; return;
+      case P::DimensionRepeated: msg_ << op << " dimension " << f.value << " appears twice"; return;
+      case P::ElementCountsDiffer:
+        msg_ << "reshape changes the element count from " << f.value << " to " << f.bound;
+        return;
+      case P::IncompatibleBitWidths:
+      case P::UnsizedElementType:
+        msg_ << "cannot reinterpret " << name(operands[0].dtype) << " as " << name(v.dtype);
+        return;
+      case P::RatioDimensionMissing:
+      case P::RatioDimensionWrong:
+      case P::DimensionsDifferBesidesRatio:
+        msg_ << op << " from " << name(operands[0].dtype) << operands[0].dims << " to " << name(v.dtype)
+             << s << ": the narrow side needs the wide side's dims plus a minor-most dim of the width ratio";
+        return;
+      case P::BroadcastSizeMismatch:
+        msg_ << "broadcast operand dimension " << f.index << " (size " << f.value << ") does not match result dimension "
+             << v.attribute("dimensions")[f.index] << " (size " << f.bound << ")";
+        return;
+      case P::ContractingCountsDiffer:
+      case P::BatchCountsDiffer:
+        msg_ << "dot needs as many lhs as rhs contracting (and batch) dimensions";
+        return;
+      case P::ContractingSizesDiffer:
+        msg_ << "dot contracts dimensions of different sizes (" << f.value << " and " << f.bound << ")";
+        return;
+      case P::BatchSizesDiffer:
+        msg_ << "dot batch dimensions have different sizes (" << f.value << " and " << f.bound << ")";
+        return;
+      case P::SliceSizeTooLarge:
+      case P::UpdateTooLarge:
+        msg_ << op << ": size " << f.value << " of dimension " << f.index << " exceeds the operand's " << f.bound;
+        return;
+      case P::StartIndexVectorType:
+      case P::StartIndexCount:
+      case P::BadStartIndex:
+        msg_ << op << " needs one integer scalar start index per operand dimension";
+        return;
+      case P::IotaOfScalar: msg_ << "iota of a scalar"; return;
+      case P::RankTooLarge: msg_ << op << " would give " << f.value << " dimensions"; return;
+      case P::SizeOverflow: msg_ << op << ": a size does not fit in 64 bits"; return;
+      default: msg_ << op << ": operands and attributes do not fit XLA's shape rule"; return;
+    }
+  }
+
+
+  constexpr bool check_slice(const SliceMap& slice, const hlo::OutlineStatement& v, const Shape& s, bool is_input, std::size_t k) {
     // Indices rather than pointers: g++'s -fsanitize=undefined makes null checks of pointers to
     // static data non-constant, which would break ACT_VALIDATE_ISA in sanitizer builds.
     const int index = isa_.buffer_index(slice.buffer);
@@ -789,11 +430,12 @@ class ShapeChecker {
 
   const IsaView& isa_;
   const Instruction& instr_;
-  const Semantics& sem_;
-  std::int64_t sample_;
+  const hlo::SemanticsOutline& sem_;
   Message& msg_;
+  std::int64_t sample_ = 0;
   sym::Bindings env_{};
-  std::array<Shape, kMaxValues> shapes_{};
+  std::array<Shape, hlo::kMaxOutlineStatements> shapes_{};
+  std::array<RuleInputs, hlo::kMaxOutlineStatements> inputs_{};
 };
 
 // True when every constraint that mentions alpha only holds for the sample.
@@ -812,17 +454,60 @@ constexpr bool sample_satisfies_constraints(const Instruction& instr, const Scop
   return true;
 }
 
+// " (semantics line L, column C)"
+constexpr Message& at(Message& msg, int line, int column) {
+  return msg << " (semantics line " << line << ", column " << column << ")";
+}
+
+// The statements' own well-formedness: dims over alpha only, XLA's operand counts.
+constexpr bool check_statements(const hlo::SemanticsOutline& sem, const Scope& scope, Message& msg) {
+  for (std::size_t i = 0; i < sem.count; ++i) {
+    const hlo::OutlineStatement& v = sem.statements[i];
+    for (std::size_t d = 0; d < v.rank; ++d) {
+      const hlo::OutlineDim& dim = v.dims[d];
+      if (!dim.expression.empty() && !check_expression(dim.expression, "dimension", scope, Allowed::AlphaOnly, msg)) {
+        at(msg, dim.line, dim.column);
+        return false;
+      }
+    }
+    if (v.opcode == hlo::Opcode::Parameter || v.opcode == hlo::Opcode::Constant) continue;
+    const hlo::shape_rules::Finding f =
+        v.reduce_add ? hlo::shape_rules::Finding{v.operand_count == 1 ? hlo::shape_rules::Problem::None
+                                                                      : hlo::shape_rules::Problem::OperandCount,
+                                                 0, 0, 0, static_cast<std::int64_t>(v.operand_count), 1}
+                     : hlo::shape_rules::check_operand_count(v.opcode, v.operand_count);
+    if (f.problem != hlo::shape_rules::Problem::None) {
+      const bool variadic = !v.reduce_add && hlo::opcode_arity(v.opcode) < 0;
+      msg << "'" << v.opcode_text << "' takes " << (variadic ? "at least " : "") << f.bound << " operand(s) but has "
+          << f.value;
+      at(msg, v.opcode_line, v.opcode_column);
+      return false;
+    }
+  }
+  return true;
+}
+
 constexpr bool check_semantics(const IsaView& isa, const Instruction& instr, const Scope& scope, Message& msg) {
   if (instr.semantics.empty()) {
     if (instr.outputs.empty()) return true;  // e.g. a configuration instruction that only updates state
     msg << "has outputs but no semantics";
     return false;
   }
-  Semantics sem;
-  if (!SemanticsParser(instr.semantics, scope, msg).parse(sem)) return false;
+  hlo::SemanticsOutline sem;
+  if (const hlo::OutlineError e = hlo::outline_semantics(instr.semantics, sem); !e.ok()) {
+    msg << e.what;
+    if (!e.quoted.empty()) msg << " '" << e.quoted << "'";
+    at(msg, e.line, e.column);
+    return false;
+  }
+  if (sem.name != instr.name) {
+    msg << "semantics block is named '" << sem.name << "' but the instruction is '" << instr.name << "'";
+    return false;
+  }
+  if (!check_statements(sem, scope, msg)) return false;
 
   std::size_t roots = 0;
-  for (std::size_t i = 0; i < sem.count; ++i) roots += sem.values[i].root ? 1 : 0;
+  for (std::size_t i = 0; i < sem.count; ++i) roots += sem.statements[i].root ? 1 : 0;
   if (roots != 1) {
     msg << "semantics need exactly one ROOT statement, found " << roots;
     return false;
@@ -830,20 +515,20 @@ constexpr bool check_semantics(const IsaView& isa, const Instruction& instr, con
   for (std::size_t k = 0; k < instr.inputs.size(); ++k) {
     std::size_t found = 0;
     for (std::size_t i = 0; i < sem.count; ++i)
-      found += (sem.values[i].opcode == hlo::Opcode::Parameter && sem.values[i].parameter == static_cast<std::int64_t>(k)) ? 1 : 0;
+      found += (sem.statements[i].opcode == hlo::Opcode::Parameter && sem.statements[i].parameter == static_cast<std::int64_t>(k)) ? 1 : 0;
     if (found != 1) {
       msg << "input " << k + 1 << " needs exactly one parameter(" << k << ") statement, found " << found;
       return false;
     }
   }
   for (std::size_t i = 0; i < sem.count; ++i)
-    if (sem.values[i].opcode == hlo::Opcode::Parameter && sem.values[i].parameter >= static_cast<std::int64_t>(instr.inputs.size())) {
-      msg << "parameter(" << sem.values[i].parameter << ") but the instruction has " << instr.inputs.size() << " input(s)";
+    if (sem.statements[i].opcode == hlo::Opcode::Parameter && sem.statements[i].parameter >= static_cast<std::int64_t>(instr.inputs.size())) {
+      msg << "parameter(" << sem.statements[i].parameter << ") but the instruction has " << instr.inputs.size() << " input(s)";
       return false;
     }
   for (std::size_t k = 1; k < instr.outputs.size(); ++k) {
     bool found = false;
-    for (std::size_t i = 0; i < sem.count; ++i) found = found || is_out_name(sem.values[i].name, k);
+    for (std::size_t i = 0; i < sem.count; ++i) found = found || is_out_name(sem.statements[i].name, k);
     if (!found) {
       msg << "output " << k << " needs a semantics value named Out" << k;
       return false;
@@ -851,9 +536,12 @@ constexpr bool check_semantics(const IsaView& isa, const Instruction& instr, con
   }
 
   constexpr std::int64_t kSamples[] = {1, 2, 3, 4, 8, 16, 32, 64, 128};
+  ShapeChecker checker(isa, instr, sem, msg);
+  bool first = true;
   for (std::int64_t sample : kSamples) {
     if (!sample_satisfies_constraints(instr, scope, sample)) continue;
-    if (!ShapeChecker(isa, instr, sem, sample, msg).run()) return false;
+    if (!checker.run(sample, first)) return false;
+    first = false;
     if (instr.alpha.empty()) break;  // one sample is enough when no shape depends on it
   }
   return true;

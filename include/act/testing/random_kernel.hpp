@@ -32,6 +32,7 @@
 #include "act/hlo/module.hpp"
 #include "act/hlo/opcode.hpp"
 #include "act/hlo/parser.hpp"
+#include "act/hlo/shape_rules.hpp"
 #include "act/core/random.hpp"
 #include "act/isa/description.hpp"
 #include "act/sym/expr.hpp"
@@ -74,11 +75,8 @@ inline int fold_bitcast_convert(hlo::ComputationBuilder& b, int x, DType to) {
     const int y = in.operands[0];
     const Shape& s = b.shape(y);
     if (s.dtype == to) {  // bitcast-convert(bitcast-convert(y)) back to y's type: y itself
-      const int wi = byte_width(xs.dtype), wo = byte_width(to);
-      std::vector<std::int64_t> d = xs.dims;
-      if (wi < wo && !d.empty()) d.pop_back();
-      if (wi > wo) d.push_back(wi / wo);
-      if (d == s.dims) return y;
+      const auto back = hlo::shape_rules::bitcast_convert_to({xs.dtype, xs.dims}, to);
+      if (back.ok() && std::ranges::equal(back.dimensions(), s.dims)) return y;
     }
   }
   return b.bitcast_convert(x, to);
