@@ -3,7 +3,9 @@
 // whose CSP is unsatisfiable records its unsat core (a subgraph of its interference graph);
 // later schedules whose interference graph contains a recorded one are skipped. An empty core
 // means CSP1-3 conflict on their own, and a core of interferences every schedule has
-// (ForcedInterference) means the same: no schedule can succeed and the search stops.
+// (ForcedInterference) means the same: no schedule of that graph can succeed. A core that
+// reordering does not resolve is answered by splitting a live range (a reload or a spill to HBM
+// scratch, live_range_split.hpp) and allocating the changed graph.
 #pragma once
 
 #include <algorithm>
@@ -11,11 +13,14 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "act/alloc/csp.hpp"
 #include "act/alloc/emit.hpp"
+#include "act/alloc/live_range_split.hpp"
+#include "act/alloc/spill_plan.hpp"
 #include "act/alloc/schedule.hpp"
 #include "act/alloc/values.hpp"
 #include "act/sim/kernel_image.hpp"
@@ -24,7 +29,11 @@ namespace act::alloc {
 
 struct AllocateOptions {
   CspOptions csp;
-  std::size_t max_schedules = 64;     // CSPs solved at most
+  std::size_t max_schedules = 64;     // CSPs solved at most, per graph version
+  // Live-range splits (spill/reload, rematerialisation) tried per pii graph before phase 2
+  // falls back to enumerating orders, and the CSPs solved per split version before splitting.
+  std::size_t max_splits = 64;
+  std::size_t schedules_per_split = 8;
   std::size_t max_orders = 100000;    // topological orders looked at (pruned ones included)
   // No schedule is tried after it, and each Z3 call gets at most the time left (the compile's
   // deadline: a per-call timeout alone let 64 schedules take 64 budgets).
@@ -40,6 +49,8 @@ struct AllocateStats {
   double solve_seconds = 0;          // all CSPs
   double seconds = 0;                // the whole phase
   SolvedBy solved_by = SolvedBy::None;
+  std::size_t live_range_splits = 0;   // reloads and spills phase 2 inserted
+  std::vector<std::string> splits;     // what each one did
 };
 
 struct AllocateResult {
@@ -48,20 +59,32 @@ struct AllocateResult {
   std::optional<Assignment> assignment;
   std::string message;                  // why it failed (empty on success)
   AllocateStats stats;
+  std::optional<select::PiiGraph> graph;  // the graph allocated, when phase 2 split live ranges
 
   explicit operator bool() const { return program.has_value(); }
 };
 
-// Allocates one pii graph. `solver` may be shared across calls (one Z3 context per compile).
-// Throws act::Error when the graph does not fit the ISA or the kernel (values.hpp).
-inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView& isa, const select::ConstantTable& constants,
-                               const sim::KernelImage& image, CspSolver& solver, const AllocateOptions& options = {}) {
-  const auto t0 = std::chrono::steady_clock::now();
-  AllocateResult result;
-  const GraphValues values = analyze_values(graph, isa, constants, image);
-  ScheduleGenerator schedules(values, options.max_orders, options.deadline);
-  std::string last_failure;
-  while (result.stats.schedules_tried < options.max_schedules) {
+namespace allocate_detail {
+
+// The schedules of one graph version: what worked, or the last failing schedule and its core.
+struct Attempt {
+  std::optional<sim::Program> program;
+  Schedule schedule;  // the one that succeeded, or the last one whose CSP was unsatisfiable
+  std::optional<Assignment> assignment;
+  InterferenceGraph core;  // the last unsat core (empty: none, or CSP1-3 alone conflict)
+  std::vector<std::pair<Schedule, InterferenceGraph>> failures;  // every unsat schedule and its core
+  std::string failure;     // why the last schedule failed
+  bool hopeless = false;   // no schedule of this graph can succeed (empty or forced core)
+};
+
+// Tries schedules of `values` (hinted first; with `enumerate`, every topological order after
+// the repairs) until one allocates, `max_schedules` CSPs were solved, or the deadline passes.
+inline Attempt try_schedules(const GraphValues& values, ScheduleGenerator::Constraints hints, bool enumerate,
+                             std::size_t max_schedules, CspSolver& solver, const AllocateOptions& options,
+                             AllocateStats& stats) {
+  Attempt a;
+  ScheduleGenerator schedules(values, options.max_orders, options.deadline, std::move(hints), enumerate);
+  for (std::size_t tried = 0; tried < max_schedules;) {
     std::optional<Schedule> schedule = schedules.next();
     if (!schedule) break;
     CspOptions csp = options.csp;
@@ -69,42 +92,159 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(options.deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) {
-        last_failure = "the compile's deadline passed";
+        a.failure = "the compile's deadline passed";
         break;
       }
       const auto cap = static_cast<unsigned>(std::min<long long>(left, std::numeric_limits<unsigned>::max()));
       csp.timeout_ms = csp.timeout_ms ? std::min(csp.timeout_ms, cap) : cap;
     }
-    ++result.stats.schedules_tried;
+    ++tried;
+    ++stats.schedules_tried;
     const InterferenceGraph& interference = schedules.last_interference();
     CspResult r = solver.solve(values, *schedule, interference, csp);
-    result.stats.solve_seconds += r.stats.seconds;
-    result.stats.interference_edges = r.stats.interference_edges;
+    stats.solve_seconds += r.stats.seconds;
+    stats.interference_edges = r.stats.interference_edges;
     if (r.stats.variables) {
-      result.stats.csp_variables = r.stats.variables;
-      result.stats.csp_constraints = r.stats.constraints;
+      stats.csp_variables = r.stats.variables;
+      stats.csp_constraints = r.stats.constraints;
     }
     if (r.status == CspStatus::Sat) {
-      result.program = emit(values, *schedule, *r.assignment);
-      result.schedule = std::move(*schedule);
-      result.assignment = std::move(r.assignment);
-      result.stats.solved_by = r.stats.solved_by;
+      a.program = emit(values, *schedule, *r.assignment);
+      a.schedule = std::move(*schedule);
+      a.assignment = std::move(r.assignment);
+      stats.solved_by = r.stats.solved_by;
       break;
     }
-    last_failure = r.message;
-    if (r.status == CspStatus::Unsat) {
-      if (r.core.empty()) break;  // no schedule can help
-      if (schedules.unavoidable(r.core)) {  // every schedule has the core: none can help
-        last_failure += "; every schedule has these interferences";
-        break;
-      }
-      schedules.add_failed(std::move(r.core));
+    a.failure = r.message;
+    if (r.status != CspStatus::Unsat) continue;
+    a.schedule = *schedule;
+    a.core = r.core;
+    if (!r.core.empty()) a.failures.emplace_back(*schedule, r.core);
+    if (r.core.empty()) {  // no schedule can help
+      a.hopeless = true;
+      break;
+    }
+    if (schedules.unavoidable(r.core)) {  // every schedule has the core: none can help
+      a.failure += "; every schedule has these interferences";
+      a.hopeless = true;
+      break;
+    }
+    schedules.add_failed(std::move(r.core));
+  }
+  stats.schedules_pruned += schedules.pruned();
+  return a;
+}
+
+// Why no allocation of `values` exists whatever the schedule or the splits, when one instruction
+// reads more of a buffer at once than the buffer holds (its distinct on-chip operands, in units
+// of the buffer's access dims); nothing otherwise.
+inline std::optional<std::string> overfull_instruction(const GraphValues& values) {
+  for (std::size_t q = 0; q < values.size(); ++q) {
+    if (values.node(q).kind != select::PiiNodeKind::Pii) continue;
+    std::vector<std::size_t> read;
+    for (std::size_t o : values.node(q).operands)
+      for (std::size_t s : values.aliases[o])
+        if (values.storage[s] && !values.node(s).is_leaf() && std::find(read.begin(), read.end(), s) == read.end())
+          read.push_back(s);
+    for (std::size_t b = 0; b < values.isa.buffers.size(); ++b) {
+      const isa::Buffer& buffer = values.isa.buffers[b];
+      if (buffer.is_hbm) continue;
+      std::int64_t capacity = 1, need = 0;
+      for (auto a : buffer.access_dims) capacity *= a;
+      for (std::size_t s : read)
+        if (static_cast<std::size_t>(values.node(s).buffer) == b) {
+          std::int64_t units = 1;
+          for (auto l : values.length[s]) units *= l;
+          need += units;
+        }
+      if (need > capacity)
+        return fmt::format("%{} ({}) reads {} units of buffer '{}' at once, which holds {}", q,
+                           values.isa.instructions[static_cast<std::size_t>(values.node(q).index)].name, need, buffer.name,
+                           capacity);
     }
   }
-  result.stats.schedules_pruned = schedules.pruned();
+  return std::nullopt;
+}
+
+}  // namespace allocate_detail
+
+// Allocates one pii graph. `solver` may be shared across calls (one Z3 context per compile).
+// Throws act::Error when the graph does not fit the ISA or the kernel (values.hpp).
+// Order of fallbacks: the esun schedule and the schedules repairing its unsat cores; then, while
+// a core names a live range that can be split (live_range_split.hpp), the graph with that range
+// split, again with repairs only; finally every topological order of the last graph (§6.4).
+inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView& isa, const select::ConstantTable& constants,
+                               const sim::KernelImage& image, CspSolver& solver, const AllocateOptions& options = {}) {
+  const auto t0 = std::chrono::steady_clock::now();
+  AllocateResult result;
+  SpillTable spills(isa);
+  select::PiiGraph current = graph;
+  ScheduleGenerator::Constraints hints;
+  std::string failure;
+  for (std::size_t split = 0;; ++split) {
+    const GraphValues values = analyze_values(current, isa, constants, image);
+    // Splitting stops after max_splits versions or max_schedules CSPs, whichever comes first.
+    const std::size_t left = options.max_schedules - std::min(options.max_schedules, result.stats.schedules_tried);
+    const bool may_split = split < options.max_splits && left > 0;
+    allocate_detail::Attempt a = allocate_detail::try_schedules(values, hints, !may_split,
+                                                                may_split ? std::min(options.schedules_per_split, left)
+                                                                          : options.max_schedules,
+                                                                solver, options, result.stats);
+    failure = a.failure;
+    if (a.program) {
+      result.program = std::move(a.program);
+      result.schedule = std::move(a.schedule);
+      result.assignment = std::move(a.assignment);
+      if (split > 0) result.graph = std::move(current);
+      break;
+    }
+    if (!may_split || std::chrono::steady_clock::now() >= options.deadline) break;
+    // An instruction that reads more than its buffer holds cannot be helped by any split.
+    if (std::optional<std::string> why = allocate_detail::overfull_instruction(values)) {
+      failure = *why;
+      break;
+    }
+    // First, once: spill by furthest next use along the esun order, or along a repaired order
+    // that failed (the latest first: it avoids interferences no spill removes).
+    if (split == 0) {
+      std::optional<SpillPlan> plan = plan_spills(values, esun_schedule(values), spills);
+      for (std::size_t k = a.failures.size(); k-- > 0 && !plan;) plan = plan_spills(values, a.failures[k].first, spills);
+      if (plan) {
+        result.stats.live_range_splits += plan->spills + plan->recomputes;
+        result.stats.splits.push_back(plan->description);
+        current = std::move(plan->graph);
+        hints = std::move(plan->order);
+        continue;
+      }
+    }
+    // The latest core that names a splittable live range (an earlier one may, when the last
+    // only involves values that cannot leave their buffer).
+    std::optional<LiveRangeSplit> next;
+    for (std::size_t k = a.failures.size(); k-- > 0 && !next;)
+      next = split_live_range(values, a.failures[k].first, a.failures[k].second, spills);
+    if (!next) {
+      if (a.hopeless) break;
+      // Nothing to split: every order of this graph, as phase 2 did before splitting.
+      allocate_detail::Attempt full =
+          allocate_detail::try_schedules(values, hints, true, options.max_schedules, solver, options, result.stats);
+      failure = full.failure.empty() ? failure : full.failure;
+      if (full.program) {
+        result.program = std::move(full.program);
+        result.schedule = std::move(full.schedule);
+        result.assignment = std::move(full.assignment);
+        if (split > 0) result.graph = std::move(current);
+      }
+      break;
+    }
+    ++result.stats.live_range_splits;
+    result.stats.splits.push_back(next->description);
+    current = std::move(next->graph);
+    hints = std::move(next->hints);
+  }
   if (!result.program)
-    result.message = fmt::format("phase 2 found no allocation after {} schedule(s) ({} pruned): {}", result.stats.schedules_tried,
-                                 result.stats.schedules_pruned, last_failure.empty() ? "no schedule left" : last_failure);
+    result.message = fmt::format("phase 2 found no allocation after {} schedule(s) ({} pruned, {} live range(s) split): {}",
+                                 result.stats.schedules_tried, result.stats.schedules_pruned, result.stats.live_range_splits,
+                                 failure.empty() ? "no schedule left" : failure);
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
 }

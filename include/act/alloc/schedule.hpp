@@ -215,16 +215,31 @@ class ForcedInterference {
 // the constraints so far, "a and its readers other than b come before b" joins the constraints,
 // and the esun-ranked order satisfying all of them is offered next. The enumeration continues
 // when no edge of a core can be avoided that way.
+// Constraints "x before y" (node indices) may be given up front (the hints of a live-range
+// split, live_range_split.hpp): the first order is then the esun-ranked order meeting them, and
+// every repair keeps them. Without enumeration, next() offers only that first order and the
+// repaired ones (phase 2 splits a live range before it enumerates orders one by one).
 class ScheduleGenerator {
  public:
+  using Constraints = std::vector<std::pair<NodeIndex, NodeIndex>>;
+
   // `deadline`: next() also gives up once it passes (read every 1024 orders looked at).
   explicit ScheduleGenerator(const GraphValues& values, std::size_t max_orders = 100000,
-                             std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max())
-      : v_(values), max_orders_(max_orders), deadline_(deadline) {
+                             std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
+                             Constraints hints = {}, bool enumerate = true)
+      : v_(values), max_orders_(max_orders), deadline_(deadline), enumerate_(enumerate) {
     const Schedule first = esun_schedule(v_);
     rank_.assign(v_.size(), kNone);
     for (std::size_t t = 0; t < first.order.size(); ++t) rank_[first.order[t]] = t;
     by_rank_ = first.order;
+    std::erase_if(hints, [&](const auto& c) { return c.first >= v_.size() || c.second >= v_.size() ||
+                                                     rank_[c.first] == kNone || rank_[c.second] == kNone; });
+    if (!hints.empty())
+      if (std::optional<Schedule> s = constrained_order(hints); s && s->order != first.order) {
+        constraints_ = hints;
+        hints_ = std::move(hints);
+        repaired_ = std::move(s);
+      }
   }
 
   // The next schedule to try, or nothing when every order was tried or pruned (or the bound hit).
@@ -238,6 +253,7 @@ class ScheduleGenerator {
         repaired_.reset();
         offered_repairs_.push_back(s.order);
       } else {
+        if (!enumerate_ && started_) return std::nullopt;
         if (!advance()) return std::nullopt;
         s.order = chosen_;
         // The enumeration reaching an order a repair already offered: not again.
@@ -256,6 +272,7 @@ class ScheduleGenerator {
         continue;
       }
       last_graph_ = std::move(g);
+      returned_.push_back(s.order);
       return s;
     }
   }
@@ -322,16 +339,30 @@ class ScheduleGenerator {
     for (const auto& [p, q] : core)
       for (const auto& [a, b] : {std::pair{p, q}, std::pair{q, p}}) {
         if (rank_[a] == kNone || rank_[b] == kNone || !forced_->can_end_before(a, b)) continue;
-        std::vector<std::pair<NodeIndex, NodeIndex>> extra = constraints_;
-        extra.emplace_back(a, b);
-        for (NodeIndex r : forced_->readers(a))
-          if (r != b && rank_[r] != kNone) extra.emplace_back(r, b);
-        if (std::optional<Schedule> s = constrained_order(extra)) {
+        // On top of the repairs so far, or, when they leave no order, on the hints alone.
+        for (const Constraints* base : {&constraints_, &hints_}) {
+          Constraints extra = *base;
+          extra.emplace_back(a, b);
+          for (NodeIndex r : forced_->readers(a))
+            if (r != b && rank_[r] != kNone) extra.emplace_back(r, b);
+          std::optional<Schedule> s = constrained_order(extra);
+          if (!s || !worth_trying(*s, core)) continue;
           constraints_ = std::move(extra);
           repaired_ = std::move(s);
           return;
         }
       }
+  }
+
+  // A repaired order is worth a CSP when it is new and avoids every failed core (`core`, the
+  // one being repaired, is not recorded yet).
+  bool worth_trying(const Schedule& s, const InterferenceGraph& core) const {
+    if (std::find(returned_.begin(), returned_.end(), s.order) != returned_.end()) return false;
+    const InterferenceGraph g = interference_graph(v_, s);
+    if (contains_graph(g, core)) return false;
+    for (const auto& f : failed_)
+      if (contains_graph(g, f)) return false;
+    return true;
   }
 
   // The order of least esun rank first among ready nodes, with `extra` (x before y) added to
@@ -371,6 +402,7 @@ class ScheduleGenerator {
   const GraphValues& v_;
   std::size_t max_orders_;
   std::chrono::steady_clock::time_point deadline_;
+  bool enumerate_ = true;
   std::vector<std::size_t> rank_;
   std::vector<NodeIndex> by_rank_;
   bool started_ = false;
@@ -378,9 +410,11 @@ class ScheduleGenerator {
   std::vector<NodeIndex> chosen_;
   std::vector<InterferenceGraph> failed_;
   std::optional<ForcedInterference> forced_;                  // built on the first failure
-  std::vector<std::pair<NodeIndex, NodeIndex>> constraints_;  // repairs so far: x before y
+  Constraints constraints_;                                   // hints and repairs so far: x before y
+  Constraints hints_;                                         // the hints alone
   std::optional<Schedule> repaired_;                          // offered by next() before enumerating
   std::vector<std::vector<NodeIndex>> offered_repairs_;       // repaired orders next() returned
+  std::vector<std::vector<NodeIndex>> returned_;              // every order next() returned
   InterferenceGraph last_graph_;
   std::size_t pruned_ = 0, looked_at_ = 0;
 };

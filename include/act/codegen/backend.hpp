@@ -277,9 +277,10 @@ class CandidateStream {
       record_failure(r.message);
       return std::nullopt;
     }
+    stats_.live_range_splits += r.stats.live_range_splits;
     Candidate c;
     c.program = std::move(*r.program);
-    c.graph = std::move(graph);
+    c.graph = r.graph ? std::move(*r.graph) : std::move(graph);
     c.schedule = std::move(r.schedule);
     c.assignment = std::move(*r.assignment);
     c.allocation = r.stats;

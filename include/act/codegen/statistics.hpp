@@ -58,6 +58,7 @@ struct Statistics {
   std::size_t schedules_tried = 0;
   std::size_t schedules_pruned = 0;
   std::size_t allocation_failures = 0;  // pii graphs phase 2 could not allocate
+  std::size_t live_range_splits = 0;    // reloads and spills phase 2 inserted (all graphs)
   std::size_t csp_variables = 0;        // of the chosen program's CSP (0: solved constructively)
   std::size_t csp_constraints = 0;
   std::size_t interference_edges = 0;
@@ -80,8 +81,8 @@ struct Statistics {
                        axioms_applied, isa_rules_applied, identity_rules_applied, fmt::join(top_rules, ", "));
     out += fmt::format("module 3 extract:   {:8.3f} ms, {} pii graphs, {} rounds, budget {}\n", extract_seconds * 1e3,
                        pii_graphs, rounds, budget);
-    out += fmt::format("module 4+6 sched:   {:8.3f} ms, {} schedules tried, {} pruned, {} pii graphs not allocated\n",
-                       schedule_emit_seconds * 1e3, schedules_tried, schedules_pruned, allocation_failures);
+    out += fmt::format("module 4+6 sched:   {:8.3f} ms, {} schedules tried, {} pruned, {} live ranges split, {} pii graphs not allocated\n",
+                       schedule_emit_seconds * 1e3, schedules_tried, schedules_pruned, live_range_splits, allocation_failures);
     out += fmt::format("module 5 csp:       {:8.3f} ms, chosen CSP: {} variables, {} constraints, {} interference edges\n",
                        csp_seconds * 1e3, csp_variables, csp_constraints, interference_edges);
     out += fmt::format("codegen:            {:8.3f} ms total, {} candidates, best #{} at {:.3f} ms, cost model {:.3f} ms; "

@@ -73,9 +73,11 @@ class PiiGraph {
   PiiGraph() = default;
 
   // Takes nodes whose operands index into `nodes` (any acyclic order) and roots; keeps the nodes
-  // reachable from the roots, renumbered into the canonical order. Throws Error(Internal) on an
-  // out-of-range operand or a cycle.
-  PiiGraph(std::vector<PiiNode> nodes, const std::vector<std::size_t>& roots) {
+  // reachable from the roots, renumbered into the canonical order (`renumbered`, if given, gets
+  // each given node's new index, or kDropped). Throws Error(Internal) on an out-of-range operand
+  // or a cycle.
+  static constexpr std::size_t kDropped = static_cast<std::size_t>(-1);
+  PiiGraph(std::vector<PiiNode> nodes, const std::vector<std::size_t>& roots, std::vector<std::size_t>* renumbered = nullptr) {
     const std::size_t n = nodes.size();
     std::vector<std::size_t> number(n, kUnvisited);
     std::vector<std::uint8_t> on_path(n, 0);
@@ -112,6 +114,7 @@ class PiiGraph {
     }
     roots_.reserve(roots.size());
     for (std::size_t r : roots) roots_.push_back(number[r]);
+    if (renumbered) *renumbered = std::move(number);  // kUnvisited == kDropped
   }
 
   const std::vector<PiiNode>& nodes() const { return nodes_; }

@@ -31,34 +31,14 @@
 #include "act/hlo/shape_check.hpp"  // describe_finding
 #include "act/hlo/shape_rules.hpp"
 #include "act/isa/description.hpp"
+#include "act/isa/semantics.hpp"
 #include "act/select/ir/tensor_language.hpp"
 #include "act/sym/expr.hpp"
 
 namespace act::select {
 
-// The semantics of `instruction` with its alpha attributes bound to `alpha` (declared order):
-// every backtick dimension is evaluated. Throws Error(Isa) for a dimension that does not
-// evaluate (e.g. it mentions a beta attribute, or alpha has the wrong length).
-inline hlo::Module instantiate_semantics(const isa::Instruction& instruction, std::span<const std::int64_t> alpha) {
-  if (alpha.size() != instruction.alpha.size())
-    throw Error(ErrorKind::Isa, fmt::format("{}: {} alpha values given, the instruction has {}", instruction.name,
-                                            alpha.size(), instruction.alpha.size()));
-  sym::Bindings bindings;
-  for (std::size_t i = 0; i < alpha.size(); ++i) bindings.set(instruction.alpha[i], alpha[i]);
-  const hlo::DimensionEvaluator evaluate = [&](std::string_view text, SourceLocation where) -> std::int64_t {
-    const sym::ParseResult parsed = sym::try_parse(text);
-    if (!parsed.ok())
-      throw Error(ErrorKind::Isa, fmt::format("{}: dimension '{}': {}", instruction.name, text, parsed.error), where);
-    const sym::EvalResult r = sym::try_evaluate(parsed.expr, bindings);
-    if (!r.ok())
-      throw Error(ErrorKind::Isa,
-                  fmt::format("{}: dimension '{}' does not evaluate from alpha: {}{}", instruction.name, text, r.error,
-                              r.error_name.empty() ? std::string() : fmt::format(" '{}'", r.error_name)),
-                  where);
-    return r.value;
-  };
-  return hlo::parse_semantics(instruction.semantics, evaluate);
-}
+// The semantics of an instruction with its alpha bound (isa/semantics.hpp).
+using isa::instantiate_semantics;
 
 namespace type_detail {
 

@@ -1,0 +1,68 @@
+// An instruction's semantics as an HLO module, its computational attributes (alpha) bound:
+// every backtick dimension evaluated. Phase 1's type inference, phase 2's spill table and the
+// simulator read the semantics this way.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "act/core/error.hpp"
+#include "act/hlo/module.hpp"
+#include "act/hlo/parser.hpp"
+#include "act/isa/description.hpp"
+#include "act/sym/expr.hpp"
+
+namespace act::isa {
+
+// Throws Error(Isa) when alpha has the wrong length or a dimension does not evaluate from alpha
+// (it mentions a beta attribute, or is malformed).
+inline hlo::Module instantiate_semantics(const Instruction& instruction, std::span<const std::int64_t> alpha) {
+  if (alpha.size() != instruction.alpha.size())
+    throw Error(ErrorKind::Isa, fmt::format("{}: {} alpha values given, the instruction has {}", instruction.name,
+                                            alpha.size(), instruction.alpha.size()));
+  const auto env = [&](std::string_view name) -> std::optional<std::int64_t> {
+    for (std::size_t k = 0; k < alpha.size(); ++k)
+      if (instruction.alpha[k] == name) return alpha[k];
+    return std::nullopt;
+  };
+  const hlo::DimensionEvaluator evaluate = [&](std::string_view text, SourceLocation where) -> std::int64_t {
+    const sym::ParseResult parsed = sym::try_parse(text);
+    if (!parsed.ok())
+      throw Error(ErrorKind::Isa, fmt::format("{}: dimension '{}': {}", instruction.name, text, parsed.error), where);
+    const sym::EvalResult r = sym::try_evaluate(parsed.expr, env);
+    if (!r.ok())
+      throw Error(ErrorKind::Isa,
+                  fmt::format("{}: dimension '{}' does not evaluate from alpha: {}{}", instruction.name, text, r.error,
+                              r.error_name.empty() ? std::string() : fmt::format(" '{}'", r.error_name)),
+                  where);
+    return r.value;
+  };
+  return hlo::parse_semantics(instruction.semantics, evaluate);
+}
+
+// Whether every constraint that mentions alpha only holds for `alpha` (constraints over beta
+// are phase 2's; they count as holding here).
+inline bool alpha_constraints_hold(const Instruction& instruction, std::span<const std::int64_t> alpha) {
+  const auto env = [&](std::string_view name) -> std::optional<std::int64_t> {
+    for (std::size_t k = 0; k < alpha.size() && k < instruction.alpha.size(); ++k)
+      if (instruction.alpha[k] == name) return alpha[k];
+    return std::nullopt;
+  };
+  for (std::string_view constraint : instruction.constraints) {
+    const sym::ParseResult parsed = sym::try_parse(constraint);
+    if (!parsed.ok()) return false;
+    bool alpha_only = true;
+    for (std::string_view id : sym::free_identifiers(parsed.expr))
+      if (!env(id)) alpha_only = false;
+    if (!alpha_only) continue;
+    const sym::EvalResult r = sym::try_evaluate(parsed.expr, env);
+    if (!r.ok() || r.value == 0) return false;
+  }
+  return true;
+}
+
+}  // namespace act::isa
