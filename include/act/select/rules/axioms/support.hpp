@@ -60,22 +60,6 @@ namespace axiom_detail {
 using egraph::Id;
 using egraph::Subst;
 using Dims = std::vector<std::int64_t>;
-using Matcher = egraph::OpMatcher<TensorLanguage>;
-
-inline Matcher op_is(hlo::Opcode code) { return Matcher::of_kind(static_cast<std::uint32_t>(code)); }
-
-// Two stacked unary operators of the given opcodes, captured as "outer" and "inner": outer(inner(?x)).
-inline TensorPattern stacked(hlo::Opcode outer, hlo::Opcode inner) {
-  TensorPatternBuilder b;
-  auto x = b.var("?x");
-  auto i = b.op(op_is(inner), {x}, "inner");
-  return b.build(b.op(op_is(outer), {i}, "outer"));
-}
-// One unary operator, captured as "outer": outer(?x).
-inline TensorPattern single(hlo::Opcode code) {
-  TensorPatternBuilder b;
-  return b.build(b.op(op_is(code), {b.var("?x")}, "outer"));
-}
 
 // Read access to a match.
 struct View {
@@ -224,23 +208,6 @@ inline Dims free_dims(std::int64_t rank, const Dims& batch, const Dims& contract
 // returns the class to unite with the match (nullopt: none).
 using Check = std::function<bool(const View&)>;
 using Apply = std::function<std::optional<Id>(const View&, Build&)>;
-
-inline Axiom make_axiom(SelectionContext& ctx, AxiomInfo info, TensorPattern pattern, Check check, Apply apply) {
-  // The lambdas keep their own copy of the pattern to look variables up by name.
-  auto names = std::make_shared<const TensorPattern>(pattern);
-  TensorRewrite rule(info.name, std::move(pattern),
-                     [names, apply, c = &ctx](TensorGraph& g, Id cls, const Subst& s) -> std::optional<Id> {
-                       const View v{g, *c, s, names.get(), g.find(cls)};
-                       Build b{g, *c};
-                       return apply(v, b);
-                     });
-  if (check)
-    rule.when([names, check, c = &ctx](const TensorGraph& g, Id cls, const Subst& s) {
-      return check(View{g, *c, s, names.get(), g.find(cls)});
-    });
-  Axiom axiom{std::move(info), std::move(rule)};
-  return axiom;
-}
 
 // The family files list their rules the way egg writes rewrite!(name; lhs => rhs if cond):
 //   rules.add(info, "(reshape@outer (reshape ?x))", [condition,] right-hand side);
