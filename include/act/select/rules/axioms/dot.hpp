@@ -32,6 +32,18 @@ inline bool plain_2d(const View& v) {  // a rank-2 × rank-2 dot without batch d
   return v.type("?a").rank() == 2 && v.type("?b").rank() == 2 && d.lhs_batch.empty() && d.lhs_contracting.size() == 1;
 }
 
+// The n x n identity constant of type t (built once per type and size, ir/builder.hpp).
+inline Id identity_constant(Build& b, DType t, std::int64_t n) {
+  return b.patterned(t, {n, n}, "identity", [](std::int64_t i, std::int64_t j) { return i == j ? 1.0 : 0.0; });
+}
+// Dot dimensions contracting the lhs's dim `lhs` with the rhs's dim `rhs`, no batch dims.
+inline hlo::DotDimensions contracting(std::int64_t lhs, std::int64_t rhs) {
+  hlo::DotDimensions dims;
+  dims.lhs_contracting = {lhs};
+  dims.rhs_contracting = {rhs};
+  return dims;
+}
+
 // Element types of the dots in the ISA's instruction semantics (read from the text: the
 // semantics may hold backtick dims, which the HLO parser rejects). The axioms that introduce a
 // dot (x -> dot(x, I), broadcast/reduce/reverse/transpose as dots) only help a value whose type
@@ -333,9 +345,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       [](const View& v, Build& b) {
         const Shape t = v.root_type();
         const auto d = v.attr("outer").dimensions[0];
-        hlo::DotDimensions dims;
-        dims.lhs_contracting = {1};
-        dims.rhs_contracting = {0};
+        const hlo::DotDimensions dims = contracting(1, 0);
         const auto one = [](std::int64_t, std::int64_t) { return 1.0; };
         if (d == 0) {
           const Id x = b.reshape(v.cls("?x"), {t.dims[0], 1});
@@ -360,10 +370,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         const Shape x = v.type("?x");
         const auto d = v.attr("outer").dimensions[0];
         const Id ones = b.patterned(x.dtype, {x.dims[static_cast<std::size_t>(d)]}, "ones", [](auto, auto) { return 1.0; });
-        hlo::DotDimensions dims;
-        dims.lhs_contracting = {d};
-        dims.rhs_contracting = {0};
-        return b.dot(v.cls("?x"), ones, dims, x.dtype);
+        return b.dot(v.cls("?x"), ones, contracting(d, 0), x.dtype);
       });
 
   // reverse<{0}>(x:[n,m]) → dot(J, x); reverse<{1}> → dot(x, J) with J the reversed identity.
@@ -380,10 +387,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         const auto n = x.dims[static_cast<std::size_t>(d)];
         const Id J = b.patterned(x.dtype, {n, n}, "reversed-identity",
                                  [n](std::int64_t i, std::int64_t j) { return i + j == n - 1 ? 1.0 : 0.0; });
-        hlo::DotDimensions dims;
-        dims.lhs_contracting = {1};
-        dims.rhs_contracting = {0};
-        return d == 0 ? b.dot(J, v.cls("?x"), dims, x.dtype) : b.dot(v.cls("?x"), J, dims, x.dtype);
+        return d == 0 ? b.dot(J, v.cls("?x"), contracting(1, 0), x.dtype) : b.dot(v.cls("?x"), J, contracting(1, 0), x.dtype);
       });
 
   // transpose<{1,0}>(x:[n,m]) → dot(I[m,m], x) contracting I's dim 1 with x's dim 1.
@@ -396,12 +400,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       },
       [](const View& v, Build& b) {
         const Shape x = v.type("?x");
-        const Id I = b.patterned(x.dtype, {x.dims[1], x.dims[1]}, "identity",
-                                 [](std::int64_t i, std::int64_t j) { return i == j ? 1.0 : 0.0; });
-        hlo::DotDimensions dims;
-        dims.lhs_contracting = {1};
-        dims.rhs_contracting = {1};
-        return b.dot(I, v.cls("?x"), dims, x.dtype);
+        return b.dot(identity_constant(b, x.dtype, x.dims[1]), v.cls("?x"), contracting(1, 1), x.dtype);
       });
 
   // Issue 3 (x ↔ dot(x, I)). Guarded like copy-introduction: rank-2 non-constant classes with
@@ -415,12 +414,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       },
       [](const View& v, Build& b) {
         const Shape x = v.type("?x");
-        const Id I = b.patterned(x.dtype, {x.dims[1], x.dims[1]}, "identity",
-                                 [](std::int64_t i, std::int64_t j) { return i == j ? 1.0 : 0.0; });
-        hlo::DotDimensions dims;
-        dims.lhs_contracting = {1};
-        dims.rhs_contracting = {0};
-        return b.dot(v.cls("?x"), I, dims, x.dtype);
+        return b.dot(v.cls("?x"), identity_constant(b, x.dtype, x.dims[1]), contracting(1, 0), x.dtype);
       });
 }
 

@@ -106,13 +106,7 @@ inline void add_layout_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         }
         return direct == result.dims;
       },
-      [](const View& v, Build& b) {
-        const DType to = v.attr("outer").dtype;
-        if (v.type("?x").dtype == to) return v.cls("?x");
-        NodeAttributes a;
-        a.dtype = to;
-        return b.op(BitcastConvert, a, {v.cls("?x")});
-      });
+      [](const View& v, Build& b) { return b.bitcast(v.cls("?x"), v.attr("outer").dtype); });
 
   // rewrites.md CVT-1: convert to the operand's own type → x.
   rules.add(info("convert-identity", {Convert}, {}, "rewrites.md CVT-1"), "(convert@outer ?x)",
