@@ -75,6 +75,15 @@ std::optional<Op> parse_arith(std::string_view s, std::size_t arity) {
   return std::nullopt;
 }
 
+// parse_arith with two kind atoms: `num` is any number and `sym` any symbol (the values are
+// attributes the matcher ignores); every other head is an exact operator.
+std::optional<OpMatcher<Arith>> parse_arith_kinds(std::string_view s, std::size_t arity) {
+  if (arity == 0 && s == "num") return OpMatcher<Arith>::of_kind(static_cast<std::uint32_t>(Kind::Num));
+  if (arity == 0 && s == "sym") return OpMatcher<Arith>::of_kind(static_cast<std::uint32_t>(Kind::Sym));
+  if (auto exact = parse_arith(s, arity)) return OpMatcher<Arith>::equal_to(*exact);
+  return std::nullopt;
+}
+
 // Constant folding: a class's data is its value when it is a known constant; modify adds the
 // number node to the class.
 struct ConstFold {
@@ -404,6 +413,60 @@ TEST_CASE("an operator predicate matches a kind and a capture exposes the matche
   CHECK(count_matches(p2, g) == 1);
 }
 
+TEST_CASE("pattern text: a kind atom ignores attributes and head@name captures the matched node") {
+  Pattern<Arith> p = parse_pattern<Arith>("(* ?x num@k)", parse_arith_kinds);
+  CHECK_FALSE(p.instantiable());
+  Var k = p.slot("k");
+  CHECK(p.is_capture(k));
+  CHECK_FALSE(p.is_capture(p.slot("?x")));
+
+  PlainGraph g;
+  term(g, "(* a 4)");
+  term(g, "(* a b)");
+  term(g, "(* b 6)");
+  std::vector<std::int64_t> values;
+  p.search(g, [&](Id, const Subst& s) { return values.push_back(g.node(s[k]).op.value), true; });
+  CHECK(values == std::vector<std::int64_t>{4, 6});
+
+  // An exact operator may be captured too; the capture does not change what matches.
+  Pattern<Arith> exact = parse_pattern<Arith>("(*@m ?x 4)", parse_arith_kinds);
+  CHECK(count_matches(exact, g) == 1);
+  exact.search(g, [&](Id cls, const Subst& s) {
+    CHECK(g.node(s[exact.slot("m")]).op.kind == Kind::Mul);
+    CHECK(g.same(cls, term(g, "(* a 4)")));
+    return true;
+  });
+}
+
+TEST_CASE("pattern text: a right-hand side rebuilds captured operators with their attributes") {
+  PlainGraph g;
+  Id four_a = term(g, "(* 4 a)");
+  Id six_b = term(g, "(* 6 b)");
+  Id sum = term(g, "(+ c d)");
+  // Numbers to the right: the captured number (its value an attribute) and the captured product.
+  PlainRule numbers_right("numbers-right", parse_pattern<Arith>("(*@m num@k ?x)", parse_arith_kinds),
+                          pat("(@m ?x @k)"));
+  // Swap two symbols under any captured operator.
+  PlainRule swap_symbols("swap-symbols", parse_pattern<Arith>("(+@f sym@s sym@t)", parse_arith_kinds),
+                         pat("(@f @t @s)"));
+  MatchList matches;
+  CHECK(numbers_right.search(g, matches) == 2);
+  CHECK(numbers_right.apply(g, matches) == 2);
+  CHECK(swap_symbols.search(g, matches) == 1);
+  CHECK(swap_symbols.apply(g, matches) == 1);
+  g.rebuild();
+  CHECK(g.same(four_a, term(g, "(* a 4)")));
+  CHECK(g.same(six_b, term(g, "(* b 6)")));
+  CHECK(g.same(sum, term(g, "(+ d c)")));
+  CHECK_FALSE(g.same(four_a, six_b));
+
+  // A pattern that reuses captures is a right-hand side only.
+  Pattern<Arith> rhs = pat("(@f (@g ?x) (@g ?y))");
+  CHECK(rhs.instantiable());
+  CHECK_FALSE(rhs.searchable());
+  CHECK_THROWS_AS(count_matches(rhs, g), Error);
+}
+
 // ---- rewrites --------------------------------------------------------------------------------
 
 TEST_CASE("a conditional rewrite reads the analysis: x / x -> 1 only if x is not 0") {
@@ -659,6 +722,13 @@ TEST_CASE("malformed pattern text gives parse errors with line:column") {
   CHECK(where("(?x a)") == std::pair{1, 2});
   CHECK(where("(+ a\n  (* b))") == std::pair{2, 4});  // * with one operand is unknown
   CHECK(where("( + ? a)") == std::pair{1, 5});
+  // captures and reused operators
+  CHECK(where("(*@ ?x 2)") == std::pair{1, 4});        // a capture needs a name
+  CHECK(where("(* ?x@y 2)") == std::pair{1, 6});       // variables are not captured
+  CHECK(where("(+@c (*@c a b) c)") == std::pair{1, 4});  // one name per capture
+  CHECK(where("(@c (+@c a b))") == std::pair{1, 3});   // a pattern captures or reuses a name
+  CHECK(where("(foo@c a b)") == std::pair{1, 2});
+  CHECK(where("(@ a b)") == std::pair{1, 3});
   PlainGraph g;
   try {
     term(g, "(+ a ?x)");
@@ -667,6 +737,11 @@ TEST_CASE("malformed pattern text gives parse errors with line:column") {
     CHECK(e.kind() == ErrorKind::Parse);
     CHECK(e.location().column == 6);
   }
+  // Terms are built, so they take exact operators only.
+  CHECK_THROWS_AS(term(g, "(+@c a b)"), Error);
+  CHECK_THROWS_AS(term(g, "(+ a @c)"), Error);
+  CHECK_THROWS_AS(add_term(g, "(* a num)", parse_arith_kinds), Error);
+  CHECK(g.same(add_term(g, "(* a 4)", parse_arith_kinds), term(g, "(* a 4)")));
 }
 
 TEST_CASE("bad ids and ill-formed rules are act::Errors") {
@@ -678,6 +753,8 @@ TEST_CASE("bad ids and ill-formed rules are act::Errors") {
   PatternBuilder<Arith> b;
   PatternRef any_num = b.op(OpMatcher<Arith>::of_kind(static_cast<std::uint32_t>(Kind::Num)), {});
   CHECK_THROWS_AS(PlainRule("bad-rhs", pat("?x"), b.build(any_num)), Error);
+  CHECK_THROWS_AS(PlainRule("uncaptured", pat("(+ ?a ?b)"), pat("(@f ?b ?a)")), Error);
+  CHECK_THROWS_AS(PlainRule("variable-as-operator", pat("(+@f ?a ?b)"), pat("(@f ?b @a)")), Error);
   CHECK_THROWS_AS(pat("(+ ?a ?b)").slot("?c"), Error);
   CHECK_THROWS_AS(b.build(PatternRef{42}), Error);
   CHECK_THROWS_AS(Subst()[Var{0}], Error);

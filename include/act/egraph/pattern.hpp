@@ -5,6 +5,8 @@
 // sides of a rewrite) or a predicate over operators of one kind, which lets a pattern match an
 // opcode while ignoring its attributes. Naming an operator node *captures* it: the substitution
 // then also holds the id of the e-node it matched, so a condition can read its attributes.
+// A right-hand side may build the operator a searcher captured (same kind, same attributes) by
+// naming the capture: such a pattern is only instantiated, never searched.
 //
 // Each pattern is compiled once into a short program for a backtracking matching machine (in the
 // spirit of de Moura & Bjørner's e-matching abstract machine): registers hold class ids;
@@ -104,8 +106,9 @@ class Pattern {
 
   struct Node {
     bool is_var = false;
+    bool reuses_capture = false;    // builds the operator of the node held by `slot` (no matcher)
     std::uint32_t slot = kNone;     // variable slot, or capture slot of an operator node
-    std::uint32_t matcher = kNone;  // index into matchers (operator nodes)
+    std::uint32_t matcher = kNone;  // index into matchers (operator nodes but reusing ones)
     std::uint32_t first_child = 0;  // into child indices; children precede their parents
     std::uint32_t arity = 0;
   };
@@ -122,7 +125,8 @@ class Pattern {
   // ---- structure -------------------------------------------------------------------------------
   std::size_t num_slots() const { return slot_names_.size(); }
   std::span<const std::string> slot_names() const { return slot_names_; }
-  bool is_capture(Var v) const { return v.index < slot_is_capture_.size() && slot_is_capture_[v.index]; }
+  // True for a slot holding a node id: a capture (searcher) or a reused capture (right-hand side).
+  bool is_capture(Var v) const { return v.index < slot_kinds_.size() && slot_kinds_[v.index] != SlotKind::Variable; }
   std::optional<Var> find_slot(std::string_view name) const {
     for (std::size_t i = 0; i < slot_names_.size(); ++i)
       if (slot_names_[i] == name) return Var{static_cast<std::uint32_t>(i)};
@@ -141,11 +145,16 @@ class Pattern {
     return static_cast<std::size_t>(std::count_if(program_.begin(), program_.end(),
                                                   [&](const Instruction& i) { return i.kind == kind; }));
   }
-  // True when every operator node is exact and nothing is captured: the pattern can be built.
+  // True when every operator node is exact or reuses a capture, and nothing is captured: the
+  // pattern can be built.
   bool instantiable() const {
     for (const Node& n : nodes_)
-      if (!n.is_var && (!matchers_[n.matcher].exact || n.slot != kNone)) return false;
+      if (!n.is_var && !n.reuses_capture && (!matchers_[n.matcher].exact || n.slot != kNone)) return false;
     return true;
+  }
+  // False when some node reuses a captured operator (a right-hand side only).
+  bool searchable() const {
+    return std::none_of(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.reuses_capture; });
   }
 
   // ---- matching (clean e-graph) ------------------------------------------------------------
@@ -153,6 +162,7 @@ class Pattern {
   // Calls on_match(Id class, const Subst&) for every match; on_match returns false to stop.
   template <class G, class OnMatch>
   void search(const G& egraph, OnMatch&& on_match) const {
+    require_searchable();
     Machine<G, OnMatch> m(*this, egraph, on_match);
     const Node& r = nodes_[root_];
     std::span<const Id> seeds = r.is_var ? egraph.classes() : egraph.classes_with(matchers_[r.matcher].discriminant);
@@ -163,14 +173,16 @@ class Pattern {
   // Matches rooted at one class. Returns false if on_match asked to stop.
   template <class G, class OnMatch>
   bool search_class(const G& egraph, Id cls, OnMatch&& on_match) const {
+    require_searchable();
     Machine<G, OnMatch> m(*this, egraph, on_match);
     return m.start(egraph.find(cls));
   }
 
   // ---- building --------------------------------------------------------------------------------
 
-  // Adds the pattern's term to the e-graph, taking variable values from value_of(Var) -> Id.
-  // Requires instantiable(). `scratch` is reused storage (no allocation once warm).
+  // Adds the pattern's term to the e-graph, taking slot values from value_of(Var) -> Id (a class
+  // for a variable, a node id for a reused capture). Requires instantiable(). `scratch` is
+  // reused storage (no allocation once warm).
   template <class G, class ValueOf>
   Id instantiate(G& egraph, ValueOf&& value_of, std::vector<Id>& scratch) const {
     if (!instantiable())
@@ -186,7 +198,9 @@ class Pattern {
       scratch.resize(n);
       for (std::uint32_t k = 0; k < node.arity; ++k) scratch.push_back(scratch[children_[node.first_child + k]]);
       std::span<const Id> kids(scratch.data() + n, node.arity);
-      Id id = egraph.add(*matchers_[node.matcher].exact, kids);
+      // A copy: adding nodes may move the e-graph's node records.
+      const Op op = node.reuses_capture ? Op(egraph.node(value_of(Var{node.slot})).op) : *matchers_[node.matcher].exact;
+      Id id = egraph.add(op, kids);
       scratch[i] = id;
     }
     return scratch[root_];
@@ -194,6 +208,11 @@ class Pattern {
 
  private:
   friend class PatternBuilder<L>;
+
+  void require_searchable() const {
+    if (program_.empty())
+      throw Error(ErrorKind::Internal, "a pattern that reuses captured operators cannot be searched");
+  }
 
   template <class G, class OnMatch>
   class Machine {
@@ -342,7 +361,8 @@ class Pattern {
   std::vector<std::uint32_t> children_;
   std::vector<OpMatcher<L>> matchers_;
   std::vector<std::string> slot_names_;
-  std::vector<bool> slot_is_capture_;
+  enum class SlotKind : std::uint8_t { Variable, Capture, ReusedCapture };
+  std::vector<SlotKind> slot_kinds_;
   std::uint32_t root_ = 0;
   std::vector<Instruction> program_;
   std::vector<std::uint32_t> slot_regs_;  // register holding each slot's value at Yield
@@ -359,7 +379,7 @@ class PatternBuilder {
 
   PatternRef var(std::string_view name) {
     if (name.empty()) throw Error(ErrorKind::Internal, "pattern variable needs a name");
-    std::uint32_t slot = slot_for(name, false);
+    std::uint32_t slot = slot_for(name, P::SlotKind::Variable);
     for (std::uint32_t i = 0; i < p_.nodes_.size(); ++i)
       if (p_.nodes_[i].is_var && p_.nodes_[i].slot == slot) return PatternRef{i};
     typename P::Node n;
@@ -373,7 +393,7 @@ class PatternBuilder {
     check_children(children);
     for (std::uint32_t i = 0; i < p_.nodes_.size(); ++i) {
       const typename P::Node& n = p_.nodes_[i];
-      if (n.is_var || n.slot != P::kNone || !p_.matchers_[n.matcher].exact) continue;
+      if (n.is_var || n.reuses_capture || n.slot != P::kNone || !p_.matchers_[n.matcher].exact) continue;
       if (n.arity != children.size() || !(*p_.matchers_[n.matcher].exact == op)) continue;
       bool same = true;
       for (std::uint32_t k = 0; k < n.arity; ++k) same &= p_.children_[n.first_child + k] == children[k].index;
@@ -388,11 +408,28 @@ class PatternBuilder {
   // An operator node matched by `matcher`; a non-empty `capture` names the matched e-node.
   PatternRef op(OpMatcher<L> matcher, std::span<const PatternRef> children, std::string_view capture = {}) {
     check_children(children);
-    std::uint32_t slot = capture.empty() ? P::kNone : slot_for(capture, true);
+    std::uint32_t slot = capture.empty() ? P::kNone : slot_for(capture, P::SlotKind::Capture);
     return push_op(std::move(matcher), children, slot);
   }
   PatternRef op(OpMatcher<L> matcher, std::initializer_list<PatternRef> children, std::string_view capture = {}) {
     return op(std::move(matcher), std::span<const PatternRef>(children.begin(), children.size()), capture);
+  }
+
+  // For a right-hand side: the operator that the searcher captured as `capture`, over new children.
+  PatternRef reuse(std::string_view capture, std::span<const PatternRef> children) {
+    check_children(children);
+    if (capture.empty()) throw Error(ErrorKind::Internal, "a reused capture needs a name");
+    typename P::Node n;
+    n.reuses_capture = true;
+    n.slot = slot_for(capture, P::SlotKind::ReusedCapture);
+    n.first_child = static_cast<std::uint32_t>(p_.children_.size());
+    n.arity = static_cast<std::uint32_t>(children.size());
+    for (PatternRef c : children) p_.children_.push_back(c.index);
+    p_.nodes_.push_back(n);
+    return PatternRef{static_cast<std::uint32_t>(p_.nodes_.size() - 1)};
+  }
+  PatternRef reuse(std::string_view capture, std::initializer_list<PatternRef> children = {}) {
+    return reuse(capture, std::span<const PatternRef>(children.begin(), children.size()));
   }
 
   // The pattern rooted at `root`, keeping only nodes reachable from it, compiled.
@@ -421,13 +458,15 @@ class PatternBuilder {
         if (slot_map[n.slot] == P::kNone) {
           slot_map[n.slot] = static_cast<std::uint32_t>(out.slot_names_.size());
           out.slot_names_.push_back(p_.slot_names_[n.slot]);
-          out.slot_is_capture_.push_back(p_.slot_is_capture_[n.slot]);
+          out.slot_kinds_.push_back(p_.slot_kinds_[n.slot]);
         }
         n.slot = slot_map[n.slot];
       }
       if (!n.is_var) {
-        out.matchers_.push_back(p_.matchers_[n.matcher]);
-        n.matcher = static_cast<std::uint32_t>(out.matchers_.size() - 1);
+        if (!n.reuses_capture) {
+          out.matchers_.push_back(p_.matchers_[n.matcher]);
+          n.matcher = static_cast<std::uint32_t>(out.matchers_.size() - 1);
+        }
         std::uint32_t first = static_cast<std::uint32_t>(out.children_.size());
         for (std::uint32_t k = 0; k < n.arity; ++k) out.children_.push_back(renumber[p_.children_[n.first_child + k]]);
         n.first_child = first;
@@ -435,7 +474,7 @@ class PatternBuilder {
       out.nodes_.push_back(n);
     }
     out.root_ = renumber[root.index];
-    out.compile();
+    if (out.searchable()) out.compile();
     return out;
   }
 
@@ -445,15 +484,16 @@ class PatternBuilder {
       if (c.index >= p_.nodes_.size()) throw Error(ErrorKind::Internal, "pattern child was not built here");
   }
 
-  std::uint32_t slot_for(std::string_view name, bool capture) {
+  // A variable or a reused capture may occur many times; a capture names one node.
+  std::uint32_t slot_for(std::string_view name, typename P::SlotKind kind) {
     for (std::uint32_t i = 0; i < p_.slot_names_.size(); ++i) {
       if (p_.slot_names_[i] != name) continue;
-      if (capture || p_.slot_is_capture_[i])
+      if (kind == P::SlotKind::Capture || p_.slot_kinds_[i] != kind)
         throw Error(ErrorKind::Internal, fmt::format("pattern name '{}' is used twice", name));
       return i;
     }
     p_.slot_names_.emplace_back(name);
-    p_.slot_is_capture_.push_back(capture);
+    p_.slot_kinds_.push_back(kind);
     return static_cast<std::uint32_t>(p_.slot_names_.size() - 1);
   }
 

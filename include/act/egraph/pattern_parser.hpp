@@ -1,10 +1,15 @@
 // S-expression text for patterns and ground terms, for tests and hand-written rules:
-//   (+ (* ?a 2) ?b)     ?name is a variable; any other atom is an operator
+//   (+ (* ?a 2) ?b)         ?name is a variable; any other atom is an operator
+//   (slice@s (add@f ?x ?y)) head@name captures the e-node the operator matched, as `name`
+//   (@f (@s ?x) (@s ?y))    @name (right-hand sides) builds the operator captured as `name`
 // Operators are made by the caller's parse_op(std::string_view head, std::size_t arity), which
-// returns std::optional<Op> (nullopt: unknown operator). Malformed text gives an act::Error of
-// kind Parse with the line:column of the offending token. The primary API is PatternBuilder.
+// returns std::optional<Op> (an exact operator) or std::optional<OpMatcher<L>> (e.g. any
+// operator of a kind, attributes ignored); nullopt: unknown operator. Terms take exact
+// operators only, and neither captures nor reuses. Malformed text gives an act::Error of kind
+// Parse with the line:column of the offending token. The primary API is PatternBuilder.
 #pragma once
 
+#include <algorithm>
 #include <cctype>
 #include <cstddef>
 #include <optional>
@@ -91,9 +96,11 @@ class SexprPatternParser {
         if (t.text.front() == '?') {
           if (!allow_variables_) throw Error(ErrorKind::Parse, "a term cannot contain variables", t.where);
           if (t.text.size() == 1) throw Error(ErrorKind::Parse, "variable '?' needs a name", t.where);
+          if (auto at = t.text.find('@'); at != std::string_view::npos)
+            throw Error(ErrorKind::Parse, "a variable cannot be captured", column_of(t, at));
           return builder_.var(t.text);
         }
-        return builder_.op(make_op(t, 0), std::span<const PatternRef>());
+        return operator_node(t, {});
       case SexprToken::Kind::Open: break;
     }
     ++pos_;
@@ -108,20 +115,52 @@ class SexprPatternParser {
       children.push_back(expr(depth + 1));
     }
     ++pos_;
-    return builder_.op(make_op(head, children.size()), std::span<const PatternRef>(children));
+    return operator_node(head, children);
   }
 
-  typename L::Op make_op(const SexprToken& t, std::size_t arity) {
-    std::optional<typename L::Op> op = parse_op_(t.text, arity);
-    if (!op)
-      throw Error(ErrorKind::Parse, fmt::format("unknown operator '{}' with {} operands", t.text, arity), t.where);
-    return *op;
+  static SourceLocation column_of(const SexprToken& t, std::size_t offset) {
+    return SourceLocation{t.where.line, t.where.column + static_cast<int>(offset)};
+  }
+
+  // `op`, `op@capture` or `@capture` (reuse) over the children already parsed.
+  PatternRef operator_node(const SexprToken& t, std::span<const PatternRef> children) {
+    const std::size_t at = t.text.find('@');
+    if (at == std::string_view::npos) return plain_operator(t, t.text, children);
+    if (!allow_variables_) throw Error(ErrorKind::Parse, "a term cannot capture or reuse operators", column_of(t, at));
+    const std::string_view name = t.text.substr(at + 1);
+    if (name.empty() || name.front() == '?' || name.find('@') != std::string_view::npos)
+      throw Error(ErrorKind::Parse, fmt::format("bad capture name '{}'", name), column_of(t, at + 1));
+    const bool reuse = at == 0;
+    for (const auto& [seen, seen_reused] : names_)
+      if (seen == name && (!reuse || !seen_reused))
+        throw Error(ErrorKind::Parse, fmt::format("capture '{}' is named twice", name), column_of(t, at + 1));
+    names_.emplace_back(name, reuse);
+    if (reuse) return builder_.reuse(name, children);
+    return builder_.op(matcher(t, t.text.substr(0, at), children.size()), children, name);
+  }
+
+  PatternRef plain_operator(const SexprToken& t, std::string_view head, std::span<const PatternRef> children) {
+    OpMatcher<L> m = matcher(t, head, children.size());
+    if (m.exact) return builder_.op(*m.exact, children);  // equal sub-terms share one node
+    if (!allow_variables_)
+      throw Error(ErrorKind::Parse, fmt::format("operator '{}' matches a kind; a term needs an exact operator", head),
+                  t.where);
+    return builder_.op(std::move(m), children);
+  }
+
+  OpMatcher<L> matcher(const SexprToken& t, std::string_view head, std::size_t arity) {
+    auto parsed = parse_op_(head, arity);
+    if (!parsed)
+      throw Error(ErrorKind::Parse, fmt::format("unknown operator '{}' with {} operands", head, arity), t.where);
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(*parsed)>, OpMatcher<L>>) return std::move(*parsed);
+    else return OpMatcher<L>::equal_to(std::move(*parsed));
   }
 
   std::vector<SexprToken> tokens_;
   std::size_t pos_ = 0;
   ParseOp& parse_op_;
   bool allow_variables_;
+  std::vector<std::pair<std::string_view, bool>> names_;  // captures and reuses so far (true: reuse)
   PatternBuilder<L> builder_;
 };
 

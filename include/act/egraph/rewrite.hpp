@@ -73,16 +73,23 @@ class Rewrite {
   // Builds terms for a match and appends the ids to unite with the matched class.
   using Builder = std::function<void(Graph&, Id, const Subst&, std::vector<Id>&)>;
 
-  // searcher => applier; every variable of the applier must occur in the searcher.
+  // searcher => applier; every variable of the applier must occur in the searcher, and every
+  // operator it reuses must be captured there.
   Rewrite(std::string name, Pattern<L> searcher, Pattern<L> applier)
       : name_(std::move(name)), searcher_(std::move(searcher)) {
     if (!applier.instantiable())
       throw Error(ErrorKind::Internal,
                   fmt::format("rule '{}': the right-hand side has predicate or captured operators", name_));
     std::vector<Var> slot_map;
-    for (const std::string& v : applier.slot_names()) {
+    for (std::uint32_t i = 0; i < applier.num_slots(); ++i) {
+      const std::string& v = applier.slot_names()[i];
+      const bool reused = applier.is_capture(Var{i});
       auto found = searcher_.find_slot(v);
-      if (!found || searcher_.is_capture(*found))
+      if (reused && (!found || !searcher_.is_capture(*found)))
+        throw Error(ErrorKind::Internal,
+                    fmt::format("rule '{}': the right-hand side reuses operator '{}', which the left does not capture",
+                                name_, v));
+      if (!reused && (!found || searcher_.is_capture(*found)))
         throw Error(ErrorKind::Internal,
                     fmt::format("rule '{}': variable {} of the right-hand side is not bound by the left", name_, v));
       slot_map.push_back(*found);

@@ -32,6 +32,18 @@ inline bool plain_2d(const View& v) {  // a rank-2 × rank-2 dot without batch d
   return v.type("?a").rank() == 2 && v.type("?b").rank() == 2 && d.lhs_batch.empty() && d.lhs_contracting.size() == 1;
 }
 
+// The n x n identity constant of type t (built once per type and size, ir/builder.hpp).
+inline Id identity_constant(Build& b, DType t, std::int64_t n) {
+  return b.patterned(t, {n, n}, "identity", [](std::int64_t i, std::int64_t j) { return i == j ? 1.0 : 0.0; });
+}
+// Dot dimensions contracting the lhs's dim `lhs` with the rhs's dim `rhs`, no batch dims.
+inline hlo::DotDimensions contracting(std::int64_t lhs, std::int64_t rhs) {
+  hlo::DotDimensions dims;
+  dims.lhs_contracting = {lhs};
+  dims.rhs_contracting = {rhs};
+  return dims;
+}
+
 // Element types of the dots in the ISA's instruction semantics (read from the text: the
 // semantics may hold backtick dims, which the HLO parser rejects). The axioms that introduce a
 // dot (x -> dot(x, I), broadcast/reduce/reverse/transpose as dots) only help a value whose type
@@ -80,22 +92,21 @@ inline IsaDotTypes isa_dot_types(const isa::IsaView& isa) {
 inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   const IsaDotTypes dot_types = isa_dot_types(ctx.isa);
   using hlo::Opcode;
-  const auto D = AxiomFamily::Dot;
+  using enum hlo::Opcode;
+  const auto D = AxiomFamily::Dot, P = AxiomFamily::Padding, R = AxiomFamily::Reduction;
   const auto info = [](std::string name, AxiomFamily family, std::vector<Opcode> lhs, std::vector<Opcode> rhs, bool reassoc,
                        std::string source) {
     return AxiomInfo{name, family, name, std::move(lhs), std::move(rhs), reassoc, std::move(source)};
   };
-  const auto dot_pattern = [] {
-    TensorPatternBuilder pb;
-    return pb.build(pb.op(op_is(Opcode::Dot), {pb.var("?a"), pb.var("?b")}, "dot"));
-  };
+  const std::string_view dot = "(dot@dot ?a ?b)";
+  AxiomRules rules(ctx, out);
 
   // Issue 3: split a dot in halves along its first free dim of one operand → concat of the halves.
-  for (bool lhs : {true, false}) {
-    out.push_back(make_axiom(
-        ctx, info(lhs ? "dot-split-lhs-free" : "dot-split-rhs-free", D, {Opcode::Dot},
-                  {Opcode::Concatenate, Opcode::Dot, Opcode::Slice}, false, "issue 3; rewrites.md DMG-1 (inverse)"),
-        dot_pattern(),
+  for (bool lhs : {true, false})
+    rules.add(
+        info(lhs ? "dot-split-lhs-free" : "dot-split-rhs-free", D, {Dot}, {Concatenate, Dot, Slice}, false,
+             "issue 3; rewrites.md DMG-1 (inverse)"),
+        dot,
         [lhs](const View& v) {
           const DotMatch m = read_dot(v);
           const Dims& free = lhs ? m.lhs_free : m.rhs_free;
@@ -103,7 +114,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           const auto n = (lhs ? m.ta : m.tb).dims[static_cast<std::size_t>(free[0])];
           return n >= 2 && n % 2 == 0;
         },
-        [lhs](const View& v, Build& b) -> std::optional<Id> {
+        [lhs](const View& v, Build& b) {
           const DotMatch m = read_dot(v);
           const Dims& free = lhs ? m.lhs_free : m.rhs_free;
           const auto dim = static_cast<std::size_t>(free[0]);
@@ -115,54 +126,48 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           // Output dims: batch, lhs free, rhs free.
           const auto out_dim = static_cast<std::int64_t>(m.dims.lhs_batch.size() + (lhs ? 0 : m.lhs_free.size()));
           return b.concat({d1, d2}, out_dim);
-        }));
-  }
+        });
+
   // Issue 3: split along the first contracted dim → add of partial dots. Float results round
   // each partial dot separately (re-association); exact for integers.
-  out.push_back(make_axiom(
-      ctx, info("dot-split-contracting", D, {Opcode::Dot}, {Opcode::Add, Opcode::Dot, Opcode::Slice}, true,
-                "issue 3; rewrites.md DOT-9; TensorRight dot/rule01"),
-      dot_pattern(),
+  rules.add(
+      info("dot-split-contracting", D, {Dot}, {Add, Dot, Slice}, true, "issue 3; rewrites.md DOT-9; TensorRight dot/rule01"),
+      dot,
       [](const View& v) {
         const DotMatch m = read_dot(v);
         if (m.dims.lhs_contracting.empty()) return false;
         const auto n = m.ta.dims[static_cast<std::size_t>(m.dims.lhs_contracting[0])];
         return n >= 2 && n % 2 == 0;
       },
-      [](const View& v, Build& b) -> std::optional<Id> {
+      [](const View& v, Build& b) {
         const DotMatch m = read_dot(v);
         const auto la = static_cast<std::size_t>(m.dims.lhs_contracting[0]);
         const auto rb = static_cast<std::size_t>(m.dims.rhs_contracting[0]);
         const auto n = m.ta.dims[la], h = n / 2;
         const Id d1 = b.dot(b.slice_dim(m.a, la, 0, h), b.slice_dim(m.b, rb, 0, h), m.dims, m.result);
         const Id d2 = b.dot(b.slice_dim(m.a, la, h, n), b.slice_dim(m.b, rb, h, n), m.dims, m.result);
-        return b.op(Opcode::Add, NodeAttributes{}, {d1, d2});
-      }));
+        return b.op(Add, NodeAttributes{}, {d1, d2});
+      });
+
   // rewrites.md DOT-13 / TP-5 (TensorRight dot/rule02): dot(a, b) → transpose(dot(b, a)).
-  out.push_back(make_axiom(ctx, info("dot-swap-operands", D, {Opcode::Dot}, {Opcode::Transpose, Opcode::Dot}, false,
-                                     "rewrites.md DOT-13, TP-5; TensorRight dot/rule02"),
-                           dot_pattern(), {},
-                           [](const View& v, Build& b) -> std::optional<Id> {
-                             const DotMatch m = read_dot(v);
-                             hlo::DotDimensions s{m.dims.rhs_batch, m.dims.rhs_contracting, m.dims.lhs_batch,
-                                                  m.dims.lhs_contracting};
-                             const Id swapped = b.dot(m.b, m.a, s, m.result);
-                             // swapped dims: batch, rhs free, lhs free → back to batch, lhs free, rhs free.
-                             const auto nb = static_cast<std::int64_t>(m.dims.lhs_batch.size());
-                             const auto nl = static_cast<std::int64_t>(m.lhs_free.size());
-                             const auto nr = static_cast<std::int64_t>(m.rhs_free.size());
-                             Dims perm = iota_dims(static_cast<std::size_t>(nb));
-                             for (std::int64_t i = 0; i < nl; ++i) perm.push_back(nb + nr + i);
-                             for (std::int64_t i = 0; i < nr; ++i) perm.push_back(nb + i);
-                             return b.transpose(swapped, perm);
-                           }));
+  rules.add(info("dot-swap-operands", D, {Dot}, {Transpose, Dot}, false, "rewrites.md DOT-13, TP-5; TensorRight dot/rule02"),
+            dot, [](const View& v, Build& b) {
+              const DotMatch m = read_dot(v);
+              hlo::DotDimensions s{m.dims.rhs_batch, m.dims.rhs_contracting, m.dims.lhs_batch, m.dims.lhs_contracting};
+              const Id swapped = b.dot(m.b, m.a, s, m.result);
+              // swapped dims: batch, rhs free, lhs free → back to batch, lhs free, rhs free.
+              const auto nb = static_cast<std::int64_t>(m.dims.lhs_batch.size());
+              const auto nl = static_cast<std::int64_t>(m.lhs_free.size());
+              const auto nr = static_cast<std::int64_t>(m.rhs_free.size());
+              Dims perm = iota_dims(static_cast<std::size_t>(nb));
+              for (std::int64_t i = 0; i < nl; ++i) perm.push_back(nb + nr + i);
+              for (std::int64_t i = 0; i < nr; ++i) perm.push_back(nb + i);
+              return b.transpose(swapped, perm);
+            });
+
   // rewrites.md TF-1: dot(transpose<p>(a), b) → dot(a, b) with dims mapped through p, when the
   // transposed operand's free dims keep their order (so the output order is unchanged).
   for (bool lhs : {true, false}) {
-    TensorPatternBuilder pb;
-    auto t = pb.op(op_is(Opcode::Transpose), {pb.var("?x")}, "t");
-    auto other = pb.var("?o");
-    auto root = lhs ? pb.op(op_is(Opcode::Dot), {t, other}, "dot") : pb.op(op_is(Opcode::Dot), {other, t}, "dot");
     const auto mapped = [lhs](const View& v) {
       const Dims& p = v.attr("t").dimensions;
       hlo::DotDimensions d = v.attr("dot").dot;
@@ -175,29 +180,28 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       for (auto f : free) mapped_free.push_back(p[static_cast<std::size_t>(f)]);
       return std::make_pair(d, std::is_sorted(mapped_free.begin(), mapped_free.end()));
     };
-    out.push_back(make_axiom(
-        ctx, info(lhs ? "dot-fold-transpose-lhs" : "dot-fold-transpose-rhs", D, {Opcode::Dot, Opcode::Transpose}, {Opcode::Dot},
-                  false, "rewrites.md TF-1"),
-        pb.build(root), [mapped](const View& v) { return mapped(v).second; },
-        [mapped, lhs](const View& v, Build& b) -> std::optional<Id> {
-          const auto d = mapped(v).first;
-          const DType t = v.attr("dot").dtype;
-          return lhs ? b.dot(v.cls("?x"), v.cls("?o"), d, t) : b.dot(v.cls("?o"), v.cls("?x"), d, t);
-        }));
+    rules.add(info(lhs ? "dot-fold-transpose-lhs" : "dot-fold-transpose-rhs", D, {Dot, Transpose}, {Dot}, false,
+                   "rewrites.md TF-1"),
+              lhs ? "(dot@dot (transpose@t ?x) ?o)" : "(dot@dot ?o (transpose@t ?x))",
+              [mapped](const View& v) { return mapped(v).second; },
+              [mapped, lhs](const View& v, Build& b) {
+                const auto d = mapped(v).first;
+                const DType t = v.attr("dot").dtype;
+                return lhs ? b.dot(v.cls("?x"), v.cls("?o"), d, t) : b.dot(v.cls("?o"), v.cls("?x"), d, t);
+              });
   }
+
   // rewrites.md DD-1 (canonical operand forms [M,K] × [K,N]): a 2-D dot contracting the lhs's
   // dim 0 (or the rhs's dim 1) → a dot of the transposed operand, for ISAs with one gemm form.
-  for (bool lhs : {true, false}) {
-    out.push_back(make_axiom(
-        ctx, info(lhs ? "dot-canonical-lhs" : "dot-canonical-rhs", D, {Opcode::Dot}, {Opcode::Dot, Opcode::Transpose}, false,
-                  "rewrites.md DD-1"),
-        dot_pattern(),
+  for (bool lhs : {true, false})
+    rules.add(
+        info(lhs ? "dot-canonical-lhs" : "dot-canonical-rhs", D, {Dot}, {Dot, Transpose}, false, "rewrites.md DD-1"), dot,
         [lhs](const View& v) {
           if (!plain_2d(v)) return false;
           const auto& d = v.attr("dot").dot;
           return lhs ? d.lhs_contracting[0] == 0 : d.rhs_contracting[0] == 1;
         },
-        [lhs](const View& v, Build& b) -> std::optional<Id> {
+        [lhs](const View& v, Build& b) {
           DotMatch m = read_dot(v);
           if (lhs) {
             m.dims.lhs_contracting = {1};
@@ -205,37 +209,31 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           }
           m.dims.rhs_contracting = {0};
           return b.dot(m.a, b.transpose(m.b, {1, 0}), m.dims, m.result);
-        }));
-  }
+        });
+
   // rewrites.md SL-9: slice(dot(a, b)) → dot(slice(a), slice(b)) for a 2-D dot (free dims sliced
   // on the owning operand). Exact: every output element sums the same products in the same order.
-  {
-    TensorPatternBuilder pb;
-    auto dot = pb.op(op_is(Opcode::Dot), {pb.var("?a"), pb.var("?b")}, "dot");
-    out.push_back(make_axiom(
-        ctx, info("slice-of-dot", D, {Opcode::Slice, Opcode::Dot}, {Opcode::Dot, Opcode::Slice}, false, "rewrites.md SL-9"),
-        pb.build(pb.op(op_is(Opcode::Slice), {dot}, "outer")), [](const View& v) { return plain_2d(v); },
-        [](const View& v, Build& b) -> std::optional<Id> {
-          const DotMatch m = read_dot(v);
-          const auto r = v.attr("outer").slice;
-          auto ra = full_ranges(m.ta.dims), rb = full_ranges(m.tb.dims);
-          ra[static_cast<std::size_t>(m.lhs_free[0])] = r[0];
-          rb[static_cast<std::size_t>(m.rhs_free[0])] = r[1];
-          return b.dot(b.slice(m.a, ra), b.slice(m.b, rb), m.dims, m.result);
-        }));
-  }
+  rules.add(info("slice-of-dot", D, {Slice, Dot}, {Dot, Slice}, false, "rewrites.md SL-9"),
+            "(slice@outer (dot@dot ?a ?b))", [](const View& v) { return plain_2d(v); },
+            [](const View& v, Build& b) {
+              const DotMatch m = read_dot(v);
+              const auto r = v.attr("outer").slice;
+              auto ra = full_ranges(m.ta.dims), rb = full_ranges(m.tb.dims);
+              ra[static_cast<std::size_t>(m.lhs_free[0])] = r[0];
+              rb[static_cast<std::size_t>(m.rhs_free[0])] = r[1];
+              return b.dot(b.slice(m.a, ra), b.slice(m.b, rb), m.dims, m.result);
+            });
+
   // rewrites.md DOT-5 (with the [v = 0] it needs) and issue 3: zero padding of the contracted
   // dim up to a power of two, so K fits an instruction; 0·0 products keep the sum exact.
-  out.push_back(make_axiom(
-      ctx, info("dot-pad-contracting", AxiomFamily::Padding, {Opcode::Dot}, {Opcode::Dot, Opcode::Pad, Opcode::Constant},
-                false, "rewrites.md DOT-5; issue 3"),
-      dot_pattern(),
+  rules.add(
+      info("dot-pad-contracting", P, {Dot}, {Dot, Pad, Constant}, false, "rewrites.md DOT-5; issue 3"), dot,
       [](const View& v) {
         if (!plain_2d(v)) return false;
         const auto k = v.type("?a").dims[static_cast<std::size_t>(v.attr("dot").dot.lhs_contracting[0])];
         return k > 0 && next_power_of_two(k) != k;
       },
-      [](const View& v, Build& b) -> std::optional<Id> {
+      [](const View& v, Build& b) {
         const DotMatch m = read_dot(v);
         const auto la = static_cast<std::size_t>(m.dims.lhs_contracting[0]);
         const auto rb = static_cast<std::size_t>(m.dims.rhs_contracting[0]);
@@ -245,7 +243,8 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         pa[la].high = extra;
         pbd[rb].high = extra;
         return b.dot(b.pad(m.a, zero, pa), b.pad(m.b, zero, pbd), m.dims, m.result);
-      }));
+      });
+
   // Issue 3: pad the lhs free dim m of a 2-D dot [m,k]x[k,n] with zero rows and slice the result
   // back: slice(dot(concat(a, 0), b)). The zero rows are a constant block (not pad(a, 0)): a
   // concatenation with a constant is what accelerators can build (concat^H of a value and a
@@ -258,16 +257,14 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
     const auto k = v.type("?a").dims[static_cast<std::size_t>(v.attr("dot").dot.lhs_contracting[0])];
     return std::max(next_power_of_two(m), next_power_of_two(k));
   };
-  out.push_back(make_axiom(
-      ctx, info("dot-pad-lhs-free", AxiomFamily::Padding, {Opcode::Dot},
-                {Opcode::Slice, Opcode::Dot, Opcode::Concatenate, Opcode::Constant}, false, "issue 3: pad to fit"),
-      dot_pattern(),
+  rules.add(
+      info("dot-pad-lhs-free", P, {Dot}, {Slice, Dot, Concatenate, Constant}, false, "issue 3: pad to fit"), dot,
       [padded_rows](const View& v) {
         if (!plain_2d(v)) return false;
         const auto m = v.root_type().dims[0];
         return m > 0 && padded_rows(v) > m;
       },
-      [padded_rows](const View& v, Build& b) -> std::optional<Id> {
+      [padded_rows](const View& v, Build& b) {
         const DotMatch m = read_dot(v);
         const Dims result = v.root_type().dims;
         const auto f = static_cast<std::size_t>(m.lhs_free[0]);
@@ -276,48 +273,40 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         const Id block = b.patterned(m.ta.dtype, zeros, "zeros", [](std::int64_t, std::int64_t) { return 0.0; });
         const Id padded = b.dot(b.concat({m.a, block}, static_cast<std::int64_t>(f)), m.b, m.dims, m.result);
         return b.slice(padded, full_ranges(result));
-      }));
+      });
+
   // rewrites.md DOT-5 reversed: dot(pad(a, 0), pad(b, 0)) padded only at the high end of the
   // contracted dims by the same amount → dot(a, b).
-  {
-    TensorPatternBuilder pb;
-    auto pa = pb.op(op_is(Opcode::Pad), {pb.var("?a"), pb.var("?za")}, "pa");
-    auto pbb = pb.op(op_is(Opcode::Pad), {pb.var("?b"), pb.var("?zb")}, "pb");
-    out.push_back(make_axiom(
-        ctx, info("dot-unpad-contracting", AxiomFamily::Padding, {Opcode::Dot, Opcode::Pad}, {Opcode::Dot}, false,
-                  "rewrites.md DOT-5"),
-        pb.build(pb.op(op_is(Opcode::Dot), {pa, pbb}, "dot")),
-        [](const View& v) {
-          if (!is_zero_constant(v.g, v.ctx, v.cls("?za")) || !is_zero_constant(v.g, v.ctx, v.cls("?zb"))) return false;
-          const auto& d = v.attr("dot").dot;
-          const auto& p = v.attr("pa").padding;
-          const auto& q = v.attr("pb").padding;
-          if (d.lhs_contracting.size() != 1) return false;
-          for (std::size_t i = 0; i < p.size(); ++i) {
-            const bool c = static_cast<std::int64_t>(i) == d.lhs_contracting[0];
-            if (p[i].low != 0 || p[i].interior != 0 || (!c && p[i].high != 0)) return false;
-          }
-          for (std::size_t i = 0; i < q.size(); ++i) {
-            const bool c = static_cast<std::int64_t>(i) == d.rhs_contracting[0];
-            if (q[i].low != 0 || q[i].interior != 0 || (!c && q[i].high != 0)) return false;
-          }
-          return p[static_cast<std::size_t>(d.lhs_contracting[0])].high == q[static_cast<std::size_t>(d.rhs_contracting[0])].high;
-        },
-        [](const View& v, Build& b) -> std::optional<Id> {
-          const auto d = v.attr("dot").dot;
-          return b.dot(v.cls("?a"), v.cls("?b"), d, v.attr("dot").dtype);
-        }));
-  }
+  rules.add(
+      info("dot-unpad-contracting", P, {Dot, Pad}, {Dot}, false, "rewrites.md DOT-5"),
+      "(dot@dot (pad@pa ?a ?za) (pad@pb ?b ?zb))",
+      [](const View& v) {
+        if (!is_zero_constant(v.g, v.ctx, v.cls("?za")) || !is_zero_constant(v.g, v.ctx, v.cls("?zb"))) return false;
+        const auto& d = v.attr("dot").dot;
+        const auto& p = v.attr("pa").padding;
+        const auto& q = v.attr("pb").padding;
+        if (d.lhs_contracting.size() != 1) return false;
+        for (std::size_t i = 0; i < p.size(); ++i) {
+          const bool c = static_cast<std::int64_t>(i) == d.lhs_contracting[0];
+          if (p[i].low != 0 || p[i].interior != 0 || (!c && p[i].high != 0)) return false;
+        }
+        for (std::size_t i = 0; i < q.size(); ++i) {
+          const bool c = static_cast<std::int64_t>(i) == d.rhs_contracting[0];
+          if (q[i].low != 0 || q[i].interior != 0 || (!c && q[i].high != 0)) return false;
+        }
+        return p[static_cast<std::size_t>(d.lhs_contracting[0])].high == q[static_cast<std::size_t>(d.rhs_contracting[0])].high;
+      },
+      [](const View& v, Build& b) { return b.dot(v.cls("?a"), v.cls("?b"), v.attr("dot").dot, v.attr("dot").dtype); });
 
   // rewrites.md DOT-11 then DOT-2 (TensorRight dot/rule04): a dot whose contracting dims all
   // have size 1 is an outer product: multiply(broadcast(a'), broadcast(b')) where a', b' are the
   // operands' free dims (reshape drops the size-1 contracting dims, order kept). Exact when the
   // operands already have the result type: each output is one product, rounded once either way
   // (0 + p == p, -0 becoming +0 aside). No batch dims.
-  out.push_back(make_axiom(
-      ctx, info("dot-unit-contracting-as-multiply", D, {Opcode::Dot}, {Opcode::Multiply, Opcode::Broadcast, Opcode::Reshape},
-                false, "rewrites.md DOT-11 + DOT-2 (TensorRight dot/rule04)"),
-      dot_pattern(),
+  rules.add(
+      info("dot-unit-contracting-as-multiply", D, {Dot}, {Multiply, Broadcast, Reshape}, false,
+           "rewrites.md DOT-11 + DOT-2 (TensorRight dot/rule04)"),
+      dot,
       [](const View& v) {
         const DotMatch m = read_dot(v);
         if (!m.dims.lhs_batch.empty() || m.ta.dtype != m.result || m.tb.dtype != m.result || m.result == DType::pred)
@@ -326,7 +315,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           if (m.ta.dims[static_cast<std::size_t>(d)] != 1) return false;
         return true;  // rhs contracting sizes equal lhs's (type inference checked it)
       },
-      [](const View& v, Build& b) -> std::optional<Id> {
+      [](const View& v, Build& b) {
         const DotMatch m = read_dot(v);
         const Shape& t = v.root_type();
         Dims a_free, b_free;
@@ -336,130 +325,97 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         ba.shape = bb.shape = t.dims;
         ba.dimensions = iota_dims(a_free.size());
         for (std::size_t k = 0; k < b_free.size(); ++k) bb.dimensions.push_back(static_cast<std::int64_t>(a_free.size() + k));
-        const Id x = b.op(Opcode::Broadcast, ba, {b.reshape(m.a, a_free)});
-        const Id y = b.op(Opcode::Broadcast, bb, {b.reshape(m.b, b_free)});
-        return b.op(Opcode::Multiply, NodeAttributes{}, {x, y});
-      }));
+        const Id x = b.op(Broadcast, ba, {b.reshape(m.a, a_free)});
+        const Id y = b.op(Broadcast, bb, {b.reshape(m.b, b_free)});
+        return b.op(Multiply, NodeAttributes{}, {x, y});
+      });
 
   // ---- operators expressed as a dot with a constant (issue 3; App. C completeness) ----------
-  const auto R = AxiomFamily::Reduction;
   // broadcast<{0}>(x:[n]) to [n,m] → dot(reshape(x,[n,1]), ones[1,m]); broadcast<{1}> to [m,n]
   // → dot(ones[m,1], reshape(x,[1,n])). x·1 summed from 0 is exact (−0 becomes +0).
-  {
-    TensorPatternBuilder pb;
-    out.push_back(make_axiom(
-        ctx, info("broadcast-as-dot", R, {Opcode::Broadcast}, {Opcode::Dot, Opcode::Reshape, Opcode::Constant}, false,
-                  "issue 3: broadcast as a dot with ones"),
-        pb.build(pb.op(op_is(Opcode::Broadcast), {pb.var("?x")}, "outer")),
-        [dot_types](const View& v) {
-          // The operand dim must map exactly (not a repeated size-1 dim) for the reshape to fit.
-          const Shape& x = v.type("?x");
-          return x.rank() == 1 && v.root_type().rank() == 2 && x.dtype != DType::pred && dot_types.allows(x.dtype) &&
-                 x.dims[0] == v.root_type().dims[static_cast<std::size_t>(v.attr("outer").dimensions[0])];
-        },
-        [](const View& v, Build& b) -> std::optional<Id> {
-          const Shape t = v.root_type();
-          const auto d = v.attr("outer").dimensions[0];
-          hlo::DotDimensions dims;
-          dims.lhs_contracting = {1};
-          dims.rhs_contracting = {0};
-          const auto one = [](std::int64_t, std::int64_t) { return 1.0; };
-          if (d == 0) {
-            const Id x = b.reshape(v.cls("?x"), {t.dims[0], 1});
-            return b.dot(x, b.patterned(t.dtype, {1, t.dims[1]}, "ones", one), dims, t.dtype);
-          }
-          const Id x = b.reshape(v.cls("?x"), {1, t.dims[1]});
-          return b.dot(b.patterned(t.dtype, {t.dims[0], 1}, "ones", one), x, dims, t.dtype);
-        }));
-  }
+  rules.add(
+      info("broadcast-as-dot", R, {Broadcast}, {Dot, Reshape, Constant}, false, "issue 3: broadcast as a dot with ones"),
+      "(broadcast@outer ?x)",
+      [dot_types](const View& v) {
+        // The operand dim must map exactly (not a repeated size-1 dim) for the reshape to fit.
+        const Shape& x = v.type("?x");
+        return x.rank() == 1 && v.root_type().rank() == 2 && x.dtype != DType::pred && dot_types.allows(x.dtype) &&
+               x.dims[0] == v.root_type().dims[static_cast<std::size_t>(v.attr("outer").dimensions[0])];
+      },
+      [](const View& v, Build& b) {
+        const Shape t = v.root_type();
+        const auto d = v.attr("outer").dimensions[0];
+        const hlo::DotDimensions dims = contracting(1, 0);
+        const auto one = [](std::int64_t, std::int64_t) { return 1.0; };
+        if (d == 0) {
+          const Id x = b.reshape(v.cls("?x"), {t.dims[0], 1});
+          return b.dot(x, b.patterned(t.dtype, {1, t.dims[1]}, "ones", one), dims, t.dtype);
+        }
+        const Id x = b.reshape(v.cls("?x"), {1, t.dims[1]});
+        return b.dot(b.patterned(t.dtype, {t.dims[0], 1}, "ones", one), x, dims, t.dtype);
+      });
+
   // reduce-add(x:[n,m], 0) over one dim → dot with a ones vector. The reduce accumulates in its
   // own type, the dot in f32: float results differ by rounding (re-association).
-  {
-    TensorPatternBuilder pb;
-    out.push_back(make_axiom(
-        ctx, info("reduce-as-dot", R, {Opcode::Reduce}, {Opcode::Dot, Opcode::Constant}, true,
-                  "issue 3: reduce as a dot with ones; rewrites.md DOT-7 (reversed)"),
-        pb.build(pb.op(op_is(Opcode::Reduce), {pb.var("?x"), pb.var("?init")}, "outer")),
-        [dot_types](const View& v) {
-          const auto& a = v.attr("outer");
-          return a.reduce == ReduceKind::Add && a.dimensions.size() == 1 && v.type("?x").rank() == 2 &&
-                 dot_types.allows(v.type("?x").dtype) &&
-                 v.type("?x").dtype != DType::pred && is_zero_constant(v.g, v.ctx, v.cls("?init"));
-        },
-        [](const View& v, Build& b) -> std::optional<Id> {
-          const Shape x = v.type("?x");
-          const auto d = v.attr("outer").dimensions[0];
-          const Id ones = b.patterned(x.dtype, {x.dims[static_cast<std::size_t>(d)]}, "ones", [](auto, auto) { return 1.0; });
-          hlo::DotDimensions dims;
-          dims.lhs_contracting = {d};
-          dims.rhs_contracting = {0};
-          return b.dot(v.cls("?x"), ones, dims, x.dtype);
-        }));
-  }
+  rules.add(
+      info("reduce-as-dot", R, {Reduce}, {Dot, Constant}, true, "issue 3: reduce as a dot with ones; rewrites.md DOT-7 (reversed)"),
+      "(reduce@outer ?x ?init)",
+      [dot_types](const View& v) {
+        const auto& a = v.attr("outer");
+        return a.reduce == ReduceKind::Add && a.dimensions.size() == 1 && v.type("?x").rank() == 2 &&
+               dot_types.allows(v.type("?x").dtype) && v.type("?x").dtype != DType::pred &&
+               is_zero_constant(v.g, v.ctx, v.cls("?init"));
+      },
+      [](const View& v, Build& b) {
+        const Shape x = v.type("?x");
+        const auto d = v.attr("outer").dimensions[0];
+        const Id ones = b.patterned(x.dtype, {x.dims[static_cast<std::size_t>(d)]}, "ones", [](auto, auto) { return 1.0; });
+        return b.dot(v.cls("?x"), ones, contracting(d, 0), x.dtype);
+      });
+
   // reverse<{0}>(x:[n,m]) → dot(J, x); reverse<{1}> → dot(x, J) with J the reversed identity.
-  {
-    TensorPatternBuilder pb;
-    out.push_back(make_axiom(
-        ctx, info("reverse-as-dot", R, {Opcode::Reverse}, {Opcode::Dot, Opcode::Constant}, false,
-                  "issue 3: reverse as a dot with the reversed identity"),
-        pb.build(pb.op(op_is(Opcode::Reverse), {pb.var("?x")}, "outer")),
-        [dot_types](const View& v) {
-          return v.type("?x").rank() == 2 && v.attr("outer").dimensions.size() == 1 && v.type("?x").dtype != DType::pred &&
-                 dot_types.allows(v.type("?x").dtype);
-        },
-        [](const View& v, Build& b) -> std::optional<Id> {
-          const Shape x = v.type("?x");
-          const auto d = v.attr("outer").dimensions[0];
-          const auto n = x.dims[static_cast<std::size_t>(d)];
-          const Id J = b.patterned(x.dtype, {n, n}, "reversed-identity", [n](std::int64_t i, std::int64_t j) { return i + j == n - 1 ? 1.0 : 0.0; });
-          hlo::DotDimensions dims;
-          dims.lhs_contracting = {1};
-          dims.rhs_contracting = {0};
-          return d == 0 ? b.dot(J, v.cls("?x"), dims, x.dtype) : b.dot(v.cls("?x"), J, dims, x.dtype);
-        }));
-  }
+  rules.add(
+      info("reverse-as-dot", R, {Reverse}, {Dot, Constant}, false, "issue 3: reverse as a dot with the reversed identity"),
+      "(reverse@outer ?x)",
+      [dot_types](const View& v) {
+        return v.type("?x").rank() == 2 && v.attr("outer").dimensions.size() == 1 && v.type("?x").dtype != DType::pred &&
+               dot_types.allows(v.type("?x").dtype);
+      },
+      [](const View& v, Build& b) {
+        const Shape x = v.type("?x");
+        const auto d = v.attr("outer").dimensions[0];
+        const auto n = x.dims[static_cast<std::size_t>(d)];
+        const Id J = b.patterned(x.dtype, {n, n}, "reversed-identity",
+                                 [n](std::int64_t i, std::int64_t j) { return i + j == n - 1 ? 1.0 : 0.0; });
+        return d == 0 ? b.dot(J, v.cls("?x"), contracting(1, 0), x.dtype) : b.dot(v.cls("?x"), J, contracting(1, 0), x.dtype);
+      });
+
   // transpose<{1,0}>(x:[n,m]) → dot(I[m,m], x) contracting I's dim 1 with x's dim 1.
-  {
-    TensorPatternBuilder pb;
-    out.push_back(make_axiom(
-        ctx, info("transpose-as-dot", R, {Opcode::Transpose}, {Opcode::Dot, Opcode::Constant}, false,
-                  "issue 3: transpose as a dot with the identity"),
-        pb.build(pb.op(op_is(Opcode::Transpose), {pb.var("?x")}, "outer")),
-        [dot_types](const View& v) {
-          return v.type("?x").rank() == 2 && v.attr("outer").dimensions == Dims{1, 0} && v.type("?x").dtype != DType::pred &&
-                 dot_types.allows(v.type("?x").dtype);
-        },
-        [](const View& v, Build& b) -> std::optional<Id> {
-          const Shape x = v.type("?x");
-          const Id I = b.patterned(x.dtype, {x.dims[1], x.dims[1]}, "identity", [](std::int64_t i, std::int64_t j) { return i == j ? 1.0 : 0.0; });
-          hlo::DotDimensions dims;
-          dims.lhs_contracting = {1};
-          dims.rhs_contracting = {1};
-          return b.dot(I, v.cls("?x"), dims, x.dtype);
-        }));
-  }
+  rules.add(
+      info("transpose-as-dot", R, {Transpose}, {Dot, Constant}, false, "issue 3: transpose as a dot with the identity"),
+      "(transpose@outer ?x)",
+      [dot_types](const View& v) {
+        return v.type("?x").rank() == 2 && v.attr("outer").dimensions == Dims{1, 0} && v.type("?x").dtype != DType::pred &&
+               dot_types.allows(v.type("?x").dtype);
+      },
+      [](const View& v, Build& b) {
+        const Shape x = v.type("?x");
+        return b.dot(identity_constant(b, x.dtype, x.dims[1]), v.cls("?x"), contracting(1, 1), x.dtype);
+      });
+
   // Issue 3 (x ↔ dot(x, I)). Guarded like copy-introduction: rank-2 non-constant classes with
   // no dot yet, so each class gains at most one such node (in its own class).
-  {
-    TensorPatternBuilder pb;
-    out.push_back(make_axiom(
-        ctx, info("dot-identity-introduction", R, {}, {Opcode::Dot, Opcode::Constant}, false, "issue 3: x ↔ dot(x, I)"),
-        pb.build(pb.var("?x")),
-        [dot_types](const View& v) {
-          const TensorData& d = v.g.data(v.cls("?x"));
-          return !d.is_constant && d.type.rank() == 2 && d.type.dtype != DType::pred && is_computable(d.type.dtype) &&
-                 dot_types.allows(d.type.dtype) &&
-                 !has_operator(v.g, v.cls("?x"), Opcode::Dot);
-        },
-        [](const View& v, Build& b) -> std::optional<Id> {
-          const Shape x = v.type("?x");
-          const Id I = b.patterned(x.dtype, {x.dims[1], x.dims[1]}, "identity", [](std::int64_t i, std::int64_t j) { return i == j ? 1.0 : 0.0; });
-          hlo::DotDimensions dims;
-          dims.lhs_contracting = {1};
-          dims.rhs_contracting = {0};
-          return b.dot(v.cls("?x"), I, dims, x.dtype);
-        }));
-  }
+  rules.add(
+      info("dot-identity-introduction", R, {}, {Dot, Constant}, false, "issue 3: x ↔ dot(x, I)"), "?x",
+      [dot_types](const View& v) {
+        const TensorData& d = v.g.data(v.cls("?x"));
+        return !d.is_constant && d.type.rank() == 2 && d.type.dtype != DType::pred && is_computable(d.type.dtype) &&
+               dot_types.allows(d.type.dtype) && !has_operator(v.g, v.cls("?x"), Dot);
+      },
+      [](const View& v, Build& b) {
+        const Shape x = v.type("?x");
+        return b.dot(v.cls("?x"), identity_constant(b, x.dtype, x.dims[1]), contracting(1, 0), x.dtype);
+      });
 }
 
 }  // namespace act::select::axiom_detail

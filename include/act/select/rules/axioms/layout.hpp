@@ -1,5 +1,5 @@
-// Layout axioms: reshape / transpose / bitcast-convert / convert / copy algebra, plus the two
-// guarded identity introductions x → copy(x) and x → dot(x, I).
+// Layout axioms: reshape / transpose / bitcast-convert / convert / copy algebra, plus the
+// guarded identity introduction x → copy(x).
 #pragma once
 
 #include <vector>
@@ -10,42 +10,37 @@ namespace act::select::axiom_detail {
 
 inline void add_layout_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   using hlo::Opcode;
+  using enum hlo::Opcode;
   const auto info = [](std::string name, std::vector<Opcode> lhs, std::vector<Opcode> rhs, std::string source) {
     return AxiomInfo{name, AxiomFamily::Layout, name, std::move(lhs), std::move(rhs), false, std::move(source)};
   };
-
+  AxiomRules rules(ctx, out);
 
   // rewrites.md RS-3: reshape(reshape(x)) → reshape(x).
-  out.push_back(make_axiom(ctx, info("reshape-of-reshape", {Opcode::Reshape}, {Opcode::Reshape}, "rewrites.md RS-3"),
-                           stacked(Opcode::Reshape, Opcode::Reshape), {},
-                           [](const View& v, Build& b) -> std::optional<Id> {
-                             return b.reshape(v.cls("?x"), v.attr("outer").shape);
-                           }));
+  rules.add(info("reshape-of-reshape", {Reshape}, {Reshape}, "rewrites.md RS-3"), "(reshape@outer (reshape ?x))",
+            [](const View& v, Build& b) { return b.reshape(v.cls("?x"), v.attr("outer").shape); });
+
   // rewrites.md RS-2: reshape(x) → x when the shape does not change.
-  out.push_back(make_axiom(
-      ctx, info("reshape-identity", {Opcode::Reshape}, {}, "rewrites.md RS-2"), single(Opcode::Reshape),
-      [](const View& v) { return v.type("?x").dims == v.attr("outer").shape; },
-      [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
+  rules.add(info("reshape-identity", {Reshape}, {}, "rewrites.md RS-2"), "(reshape@outer ?x)",
+            [](const View& v) { return v.type("?x").dims == v.attr("outer").shape; }, "?x");
+
   // rewrites.md TP-2 (TensorRight relabel/rule01): transpose(transpose(x)) → transpose(x) composed.
-  out.push_back(make_axiom(ctx,
-                           info("transpose-of-transpose", {Opcode::Transpose}, {Opcode::Transpose}, "rewrites.md TP-2"),
-                           stacked(Opcode::Transpose, Opcode::Transpose), {},
-                           [](const View& v, Build& b) -> std::optional<Id> {
-                             const Dims& p1 = v.attr("inner").dimensions;
-                             const Dims& p2 = v.attr("outer").dimensions;
-                             Dims q;
-                             for (auto d : p2) q.push_back(p1[static_cast<std::size_t>(d)]);
-                             return b.transpose(v.cls("?x"), q);
-                           }));
+  rules.add(info("transpose-of-transpose", {Transpose}, {Transpose}, "rewrites.md TP-2"),
+            "(transpose@outer (transpose@inner ?x))", [](const View& v, Build& b) {
+              const Dims& p1 = v.attr("inner").dimensions;
+              const Dims& p2 = v.attr("outer").dimensions;
+              Dims q;
+              for (auto d : p2) q.push_back(p1[static_cast<std::size_t>(d)]);
+              return b.transpose(v.cls("?x"), q);
+            });
+
   // rewrites.md TP-1 (TensorRight relabel/rule02): transpose with the identity permutation → x.
-  out.push_back(make_axiom(
-      ctx, info("transpose-identity", {Opcode::Transpose}, {}, "rewrites.md TP-1"), single(Opcode::Transpose),
-      [](const View& v) { return is_identity_permutation(v.attr("outer").dimensions); },
-      [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
+  rules.add(info("transpose-identity", {Transpose}, {}, "rewrites.md TP-1"), "(transpose@outer ?x)",
+            [](const View& v) { return is_identity_permutation(v.attr("outer").dimensions); }, "?x");
+
   // rewrites.md TP-6: a transpose that only moves size-1 dims is a reshape.
-  out.push_back(make_axiom(
-      ctx, info("transpose-as-reshape", {Opcode::Transpose}, {Opcode::Reshape}, "rewrites.md TP-6"),
-      single(Opcode::Transpose),
+  rules.add(
+      info("transpose-as-reshape", {Transpose}, {Reshape}, "rewrites.md TP-6"), "(transpose@outer ?x)",
       [](const View& v) {
         const Dims& p = v.attr("outer").dimensions;
         const Dims& in = v.type("?x").dims;
@@ -57,15 +52,15 @@ inline void add_layout_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         }
         return !is_identity_permutation(p);
       },
-      [](const View& v, Build& b) -> std::optional<Id> {
+      [](const View& v, Build& b) {
         const Dims dims = v.root_type().dims;
         return b.reshape(v.cls("?x"), dims);
-      }));
+      });
+
   // Inverse of TP-6 (issue: transpose ↔ reshape when it only moves size-1 dims): a same-rank
   // reshape that permutes dims without reordering the non-1 ones is a transpose.
-  out.push_back(make_axiom(
-      ctx, info("reshape-as-transpose", {Opcode::Reshape}, {Opcode::Transpose}, "rewrites.md TP-6 (inverse)"),
-      single(Opcode::Reshape),
+  rules.add(
+      info("reshape-as-transpose", {Reshape}, {Transpose}, "rewrites.md TP-6 (inverse)"), "(reshape@outer ?x)",
       [](const View& v) {
         const Dims& in = v.type("?x").dims;
         const Dims& outd = v.attr("outer").shape;
@@ -75,7 +70,7 @@ inline void add_layout_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         for (auto d : outd) if (d != 1) c.push_back(d);
         return a == c;
       },
-      [](const View& v, Build& b) -> std::optional<Id> {
+      [](const View& v, Build& b) {
         const Dims in = v.type("?x").dims;
         const Dims outd = v.attr("outer").shape;
         // Non-1 dims pair up in order; size-1 dims pair up in order.
@@ -87,17 +82,17 @@ inline void add_layout_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           perm.push_back(static_cast<std::int64_t>(cursor++));
         }
         return b.transpose(v.cls("?x"), perm);
-      }));
+      });
+
   // rewrites.md BCVT-4: bitcast-convert to the operand's own type → x.
-  out.push_back(make_axiom(
-      ctx, info("bitcast-convert-identity", {Opcode::BitcastConvert}, {}, "rewrites.md BCVT-4"),
-      single(Opcode::BitcastConvert), [](const View& v) { return v.type("?x").dtype == v.attr("outer").dtype; },
-      [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
+  rules.add(info("bitcast-convert-identity", {BitcastConvert}, {}, "rewrites.md BCVT-4"), "(bitcast-convert@outer ?x)",
+            [](const View& v) { return v.type("?x").dtype == v.attr("outer").dtype; }, "?x");
+
   // rewrites.md BCVT-1: bitcast-convert(bitcast-convert(x)) → bitcast-convert(x), or x when it
   // round-trips (the u8 ↔ bf16 pairs the kernel entry creates).
-  out.push_back(make_axiom(
-      ctx, info("bitcast-convert-of-bitcast-convert", {Opcode::BitcastConvert}, {Opcode::BitcastConvert}, "rewrites.md BCVT-1"),
-      stacked(Opcode::BitcastConvert, Opcode::BitcastConvert),
+  rules.add(
+      info("bitcast-convert-of-bitcast-convert", {BitcastConvert}, {BitcastConvert}, "rewrites.md BCVT-1"),
+      "(bitcast-convert@outer (bitcast-convert ?x))",
       [](const View& v) {
         const Shape& x = v.type("?x");
         const DType to = v.attr("outer").dtype;
@@ -111,64 +106,53 @@ inline void add_layout_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         }
         return direct == result.dims;
       },
-      [](const View& v, Build& b) -> std::optional<Id> {
-        const DType to = v.attr("outer").dtype;
-        if (v.type("?x").dtype == to) return v.cls("?x");
-        NodeAttributes a;
-        a.dtype = to;
-        return b.op(Opcode::BitcastConvert, a, {v.cls("?x")});
-      }));
+      [](const View& v, Build& b) { return b.bitcast(v.cls("?x"), v.attr("outer").dtype); });
+
   // rewrites.md CVT-1: convert to the operand's own type → x.
-  out.push_back(make_axiom(
-      ctx, info("convert-identity", {Opcode::Convert}, {}, "rewrites.md CVT-1"), single(Opcode::Convert),
-      [](const View& v) { return v.type("?x").dtype == v.attr("outer").dtype; },
-      [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
+  rules.add(info("convert-identity", {Convert}, {}, "rewrites.md CVT-1"), "(convert@outer ?x)",
+            [](const View& v) { return v.type("?x").dtype == v.attr("outer").dtype; }, "?x");
+
   // rewrites.md CVT-2 generalised: convert<T>(convert<U>(x)) → convert<T>(x) (or x) when the
   // inner convert is exact, i.e. U represents every value of x's type.
-  out.push_back(make_axiom(
-      ctx, info("convert-of-convert", {Opcode::Convert}, {Opcode::Convert}, "rewrites.md CVT-2"),
-      stacked(Opcode::Convert, Opcode::Convert),
+  rules.add(
+      info("convert-of-convert", {Convert}, {Convert}, "rewrites.md CVT-2"), "(convert@outer (convert@inner ?x))",
       [](const View& v) { return represents_all(v.attr("inner").dtype, v.type("?x").dtype); },
-      [](const View& v, Build& b) -> std::optional<Id> {
+      [](const View& v, Build& b) {
         const DType to = v.attr("outer").dtype;
         if (v.type("?x").dtype == to) return v.cls("?x");
         NodeAttributes a;
         a.dtype = to;
-        return b.op(Opcode::Convert, a, {v.cls("?x")});
-      }));
+        return b.op(Convert, a, {v.cls("?x")});
+      });
+
   // rewrites.md COPY-2: copy(x) → x.
-  out.push_back(make_axiom(ctx, info("copy-elimination", {Opcode::Copy}, {}, "rewrites.md COPY-2"), single(Opcode::Copy),
-                           {}, [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
+  rules.add(info("copy-elimination", {Copy}, {}, "rewrites.md COPY-2"), "(copy ?x)", "?x");
+
   // Bitcast-convert between equal widths is elementwise, so it commutes with reshape
   // (rewrites.md BIT-3 in spirit): bitcast-convert(reshape(x)) → reshape(bitcast-convert(x)).
-  out.push_back(make_axiom(
-      ctx, info("bitcast-convert-of-reshape", {Opcode::BitcastConvert, Opcode::Reshape},
-                {Opcode::Reshape, Opcode::BitcastConvert}, "rewrites.md BIT-3 / CM-2"),
-      stacked(Opcode::BitcastConvert, Opcode::Reshape),
+  // (reshape-of-bitcast-convert, the other direction, is an instance of reshape-of-<op>.)
+  rules.add(
+      info("bitcast-convert-of-reshape", {BitcastConvert, Reshape}, {Reshape, BitcastConvert},
+           "rewrites.md BIT-3 / CM-2"),
+      "(bitcast-convert@outer (reshape@inner ?x))",
       [](const View& v) { return bit_width(v.type("?x").dtype) == bit_width(v.attr("outer").dtype); },
-      [](const View& v, Build& b) -> std::optional<Id> {
+      [](const View& v, Build& b) {
         NodeAttributes a;
         a.dtype = v.attr("outer").dtype;
         const Dims dims = v.attr("inner").shape;
-        return b.reshape(b.op(Opcode::BitcastConvert, a, {v.cls("?x")}), dims);
-      }));
-  // (reshape-of-bitcast-convert, the other direction, is an instance of reshape-of-<op>.)
+        return b.reshape(b.op(BitcastConvert, a, {v.cls("?x")}), dims);
+      });
 
   // Issue 3 (x ↔ copy(x)). Guard against growth: only classes that hold no copy yet, and not
   // compile-time constants (they become the constant pool, never need a move). So every class
   // gains at most one copy node, and copy(x) sits in x's own class, so it creates no new class.
-  {
-    TensorPatternBuilder b;
-    out.push_back(make_axiom(
-        ctx, info("copy-introduction", {}, {Opcode::Copy}, "issue 3: x ↔ copy(x)"), b.build(b.var("?x")),
-        [](const View& v) {
-          const TensorData& d = v.g.data(v.cls("?x"));
-          return !d.is_constant && !d.type.is_tuple && d.type.rank() >= 1 && !has_operator(v.g, v.cls("?x"), Opcode::Copy);
-        },
-        [](const View& v, Build& b) -> std::optional<Id> {
-          return b.op(Opcode::Copy, NodeAttributes{}, {v.cls("?x")});
-        }));
-  }
+  rules.add(
+      info("copy-introduction", {}, {Copy}, "issue 3: x ↔ copy(x)"), "?x",
+      [](const View& v) {
+        const TensorData& d = v.g.data(v.cls("?x"));
+        return !d.is_constant && !d.type.is_tuple && d.type.rank() >= 1 && !has_operator(v.g, v.cls("?x"), Copy);
+      },
+      [](const View& v, Build& b) { return b.op(Copy, NodeAttributes{}, {v.cls("?x")}); });
 }
 
 }  // namespace act::select::axiom_detail

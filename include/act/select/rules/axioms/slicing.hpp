@@ -64,45 +64,46 @@ inline std::optional<ConcatHit> slice_inside_concat_operand(const TensorGraph& g
 
 inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   using hlo::Opcode;
+  using enum hlo::Opcode;
   const auto info = [](std::string name, AxiomFamily family, std::vector<Opcode> lhs, std::vector<Opcode> rhs,
                        std::string source) {
     return AxiomInfo{name, family, name, std::move(lhs), std::move(rhs), false, std::move(source)};
   };
-  const auto S = AxiomFamily::Slicing;
+  const auto S = AxiomFamily::Slicing, P = AxiomFamily::Padding, L = AxiomFamily::Layout, R = AxiomFamily::Reduction;
+  AxiomRules rules(ctx, out);
 
   // rewrites.md SL-5 (TensorRight slice/rule07), generalised to strides: slice(slice(x)) → slice(x).
-  out.push_back(make_axiom(ctx, info("slice-of-slice", S, {Opcode::Slice}, {Opcode::Slice}, "rewrites.md SL-5"),
-                           stacked(Opcode::Slice, Opcode::Slice), {},
-                           [](const View& v, Build& b) -> std::optional<Id> {
-                             const auto& in = v.attr("inner").slice;
-                             const auto& o = v.attr("outer").slice;
-                             std::vector<hlo::SliceRange> r;
-                             for (std::size_t d = 0; d < in.size(); ++d) {
-                               const auto n = range_count(o[d]);
-                               const auto start = in[d].start + o[d].start * in[d].stride;
-                               const auto stride = in[d].stride * o[d].stride;
-                               r.push_back({start, n == 0 ? start : start + (n - 1) * stride + 1, stride});
-                             }
-                             return b.slice(v.cls("?x"), r);
-                           }));
+  rules.add(info("slice-of-slice", S, {Slice}, {Slice}, "rewrites.md SL-5"), "(slice@outer (slice@inner ?x))",
+            [](const View& v, Build& b) {
+              const auto& in = v.attr("inner").slice;
+              const auto& o = v.attr("outer").slice;
+              std::vector<hlo::SliceRange> r;
+              for (std::size_t d = 0; d < in.size(); ++d) {
+                const auto n = range_count(o[d]);
+                const auto start = in[d].start + o[d].start * in[d].stride;
+                const auto stride = in[d].stride * o[d].stride;
+                r.push_back({start, n == 0 ? start : start + (n - 1) * stride + 1, stride});
+              }
+              return b.slice(v.cls("?x"), r);
+            });
+
   // rewrites.md SL-1 (TensorRight slice/rule01): a slice covering x → x.
-  out.push_back(make_axiom(
-      ctx, info("slice-full-range", S, {Opcode::Slice}, {}, "rewrites.md SL-1"), single(Opcode::Slice),
-      [](const View& v) { return covers(v.attr("outer").slice, v.type("?x").dims); },
-      [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
+  rules.add(info("slice-full-range", S, {Slice}, {}, "rewrites.md SL-1"), "(slice@outer ?x)",
+            [](const View& v) { return covers(v.attr("outer").slice, v.type("?x").dims); }, "?x");
+
   // rewrites.md SL-10/SL-11 (TensorRight slice/rule08, 10, 11): a slice inside one operand of a
-  // concatenate along the sliced dim → a slice of that operand (or the operand itself).
-  out.push_back(make_axiom(
-      ctx, info("slice-of-concat", S, {Opcode::Slice, Opcode::Concatenate}, {Opcode::Slice}, "rewrites.md SL-10, SL-11"),
-      single(Opcode::Slice),
+  // concatenate along the sliced dim → a slice of that operand (or the operand itself). The
+  // concatenate is looked up in x's class, not matched: any of its concatenates may hold the range.
+  rules.add(
+      info("slice-of-concat", S, {Slice, Concatenate}, {Slice}, "rewrites.md SL-10, SL-11"), "(slice@outer ?x)",
       [](const View& v) {
-        for (Id n : operator_nodes(v.g, v.cls("?x"), Opcode::Concatenate))
+        for (Id n : operator_nodes(v.g, v.cls("?x"), Concatenate))
           if (slice_inside_concat_operand(v.g, v.ctx, n, v.attr("outer").slice)) return true;
         return false;
       },
       [](const View& v, Build& b) -> std::optional<Id> {
         const auto ranges = v.attr("outer").slice;
-        for (Id n : operator_nodes(v.g, v.cls("?x"), Opcode::Concatenate)) {
+        for (Id n : operator_nodes(v.g, v.cls("?x"), Concatenate)) {
           auto hit = slice_inside_concat_operand(v.g, v.ctx, n, ranges);
           if (!hit) continue;
           auto r = ranges;
@@ -113,15 +114,15 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           return b.slice(hit->operand, r);
         }
         return std::nullopt;
-      }));
+      });
+
   // rewrites.md SL-11 (TensorRight slice/rule12): an unstrided slice spanning operands j..k of a
   // concatenate (a proper subset) → a slice of concat(xj..xk).
-  out.push_back(make_axiom(
-      ctx, info("slice-of-concat-narrow", S, {Opcode::Slice, Opcode::Concatenate}, {Opcode::Slice, Opcode::Concatenate},
-                "rewrites.md SL-11"),
-      single(Opcode::Slice),
+  rules.add(
+      info("slice-of-concat-narrow", S, {Slice, Concatenate}, {Slice, Concatenate}, "rewrites.md SL-11"),
+      "(slice@outer ?x)",
       [](const View& v) {
-        for (Id n : operator_nodes(v.g, v.cls("?x"), Opcode::Concatenate)) {
+        for (Id n : operator_nodes(v.g, v.cls("?x"), Concatenate)) {
           const auto view = v.g.node(n);
           const auto d = static_cast<std::size_t>(v.ctx.attributes_of(view.op).dimensions[0]);
           const auto r = canonical(v.attr("outer").slice[d]);
@@ -139,7 +140,7 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       },
       [](const View& v, Build& b) -> std::optional<Id> {
         const auto ranges = v.attr("outer").slice;
-        for (Id n : operator_nodes(v.g, v.cls("?x"), Opcode::Concatenate)) {
+        for (Id n : operator_nodes(v.g, v.cls("?x"), Concatenate)) {
           const TensorOp op = v.g.node(n).op;
           const std::vector<Id> kids(v.g.node(n).children.begin(), v.g.node(n).children.end());
           const auto d = static_cast<std::size_t>(v.ctx.attributes_of(op).dimensions[0]);
@@ -161,84 +162,72 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           return b.slice(b.concat(picked, static_cast<std::int64_t>(d)), nr);
         }
         return std::nullopt;
-      }));
+      });
+
   // rewrites.md CAT-4 (TensorRight concat/rule04): concat of adjacent slices of one x → slice.
-  {
-    TensorPatternBuilder pb;
-    auto x = pb.var("?x");
-    auto s1 = pb.op(op_is(Opcode::Slice), {x}, "a");
-    auto s2 = pb.op(op_is(Opcode::Slice), {x}, "b");
-    out.push_back(make_axiom(
-        ctx, info("concat-of-adjacent-slices", S, {Opcode::Concatenate, Opcode::Slice}, {Opcode::Slice}, "rewrites.md CAT-4"),
-        pb.build(pb.op(op_is(Opcode::Concatenate), {s1, s2}, "outer")),
-        [](const View& v) {
-          const auto d = static_cast<std::size_t>(v.attr("outer").dimensions[0]);
-          const auto& a = v.attr("a").slice;
-          const auto& c = v.attr("b").slice;
-          for (std::size_t k = 0; k < a.size(); ++k) {
-            const auto ra = canonical(a[k]), rc = canonical(c[k]);
-            if (k == d) {
-              if (ra.stride != 1 || rc.stride != 1 || ra.limit != rc.start) return false;
-            } else if (!(ra == rc)) {
-              return false;
-            }
+  rules.add(
+      info("concat-of-adjacent-slices", S, {Concatenate, Slice}, {Slice}, "rewrites.md CAT-4"),
+      "(concatenate@outer (slice@a ?x) (slice@b ?x))",
+      [](const View& v) {
+        const auto d = static_cast<std::size_t>(v.attr("outer").dimensions[0]);
+        const auto& a = v.attr("a").slice;
+        const auto& c = v.attr("b").slice;
+        for (std::size_t k = 0; k < a.size(); ++k) {
+          const auto ra = canonical(a[k]), rc = canonical(c[k]);
+          if (k == d) {
+            if (ra.stride != 1 || rc.stride != 1 || ra.limit != rc.start) return false;
+          } else if (!(ra == rc)) {
+            return false;
           }
-          return true;
-        },
-        [](const View& v, Build& b) -> std::optional<Id> {
-          const auto d = static_cast<std::size_t>(v.attr("outer").dimensions[0]);
-          std::vector<hlo::SliceRange> r;
-          for (auto x : v.attr("a").slice) r.push_back(canonical(x));
-          r[d].limit = canonical(v.attr("b").slice[d]).limit;
-          return b.slice(v.cls("?x"), r);
-        }));
-  }
+        }
+        return true;
+      },
+      [](const View& v, Build& b) {
+        const auto d = static_cast<std::size_t>(v.attr("outer").dimensions[0]);
+        std::vector<hlo::SliceRange> r;
+        for (auto x : v.attr("a").slice) r.push_back(canonical(x));
+        r[d].limit = canonical(v.attr("b").slice[d]).limit;
+        return b.slice(v.cls("?x"), r);
+      });
+
   // rewrites.md CAT-3 (TensorRight concat/rule02, rule07): flatten nested concatenates.
-  for (bool left : {true, false}) {
-    TensorPatternBuilder pb;
-    auto a = pb.var("?a"), c = pb.var("?c");
-    auto inner = pb.op(op_is(Opcode::Concatenate), {a, pb.var("?b")}, "inner");
-    auto root = left ? pb.op(op_is(Opcode::Concatenate), {inner, c}, "outer")
-                     : pb.op(op_is(Opcode::Concatenate), {c, inner}, "outer");
-    out.push_back(make_axiom(
-        ctx, info(left ? "concat-of-concat-left" : "concat-of-concat-right", S, {Opcode::Concatenate},
-                  {Opcode::Concatenate}, "rewrites.md CAT-3"),
-        pb.build(root), [](const View& v) { return v.attr("inner").dimensions == v.attr("outer").dimensions; },
-        [left](const View& v, Build& b) -> std::optional<Id> {
-          const auto d = v.attr("outer").dimensions[0];
-          return left ? b.concat({v.cls("?a"), v.cls("?b"), v.cls("?c")}, d)
-                      : b.concat({v.cls("?c"), v.cls("?a"), v.cls("?b")}, d);
-        }));
-  }
+  const auto same_dim = [](const View& v) { return v.attr("inner").dimensions == v.attr("outer").dimensions; };
+  rules.add(info("concat-of-concat-left", S, {Concatenate}, {Concatenate}, "rewrites.md CAT-3"),
+            "(concatenate@outer (concatenate@inner ?a ?b) ?c)", same_dim, [](const View& v, Build& b) {
+              return b.concat({v.cls("?a"), v.cls("?b"), v.cls("?c")}, v.attr("outer").dimensions[0]);
+            });
+  rules.add(info("concat-of-concat-right", S, {Concatenate}, {Concatenate}, "rewrites.md CAT-3"),
+            "(concatenate@outer ?c (concatenate@inner ?a ?b))", same_dim, [](const View& v, Build& b) {
+              return b.concat({v.cls("?c"), v.cls("?a"), v.cls("?b")}, v.attr("outer").dimensions[0]);
+            });
+
   // rewrites.md SH-1: slice(transpose<p>(x)) → transpose<p>(slice(x)).
-  out.push_back(make_axiom(ctx, info("slice-of-transpose", S, {Opcode::Slice, Opcode::Transpose},
-                                     {Opcode::Transpose, Opcode::Slice}, "rewrites.md SH-1"),
-                           stacked(Opcode::Slice, Opcode::Transpose), {},
-                           [](const View& v, Build& b) -> std::optional<Id> {
-                             const Dims p = v.attr("inner").dimensions;
-                             const auto o = v.attr("outer").slice;
-                             std::vector<hlo::SliceRange> r(p.size());
-                             for (std::size_t i = 0; i < p.size(); ++i) r[static_cast<std::size_t>(p[i])] = o[i];
-                             return b.transpose(b.slice(v.cls("?x"), r), p);
-                           }));
+  rules.add(info("slice-of-transpose", S, {Slice, Transpose}, {Transpose, Slice}, "rewrites.md SH-1"),
+            "(slice@outer (transpose@inner ?x))", [](const View& v, Build& b) {
+              const Dims p = v.attr("inner").dimensions;
+              const auto o = v.attr("outer").slice;
+              std::vector<hlo::SliceRange> r(p.size());
+              for (std::size_t i = 0; i < p.size(); ++i) r[static_cast<std::size_t>(p[i])] = o[i];
+              return b.transpose(b.slice(v.cls("?x"), r), p);
+            });
+
   // rewrites.md SH-1 reversed: transpose<p>(slice(x)) → slice(transpose<p>(x)).
-  out.push_back(make_axiom(ctx, info("transpose-of-slice", S, {Opcode::Transpose, Opcode::Slice},
-                                     {Opcode::Slice, Opcode::Transpose}, "rewrites.md SH-1 (reversed)"),
-                           stacked(Opcode::Transpose, Opcode::Slice), {},
-                           [](const View& v, Build& b) -> std::optional<Id> {
-                             const Dims p = v.attr("outer").dimensions;
-                             const auto in = v.attr("inner").slice;
-                             std::vector<hlo::SliceRange> r;
-                             for (auto d : p) r.push_back(in[static_cast<std::size_t>(d)]);
-                             return b.slice(b.transpose(v.cls("?x"), p), r);
-                           }));
+  rules.add(info("transpose-of-slice", S, {Transpose, Slice}, {Slice, Transpose}, "rewrites.md SH-1 (reversed)"),
+            "(transpose@outer (slice@inner ?x))", [](const View& v, Build& b) {
+              const Dims p = v.attr("outer").dimensions;
+              const auto in = v.attr("inner").slice;
+              std::vector<hlo::SliceRange> r;
+              for (auto d : p) r.push_back(in[static_cast<std::size_t>(d)]);
+              return b.slice(b.transpose(v.cls("?x"), p), r);
+            });
+
   // rewrites.md SL-13 generalised: slice(reshape(x)) → reshape(slice(x)) when the reshape keeps
   // a common leading prefix of dims and the slice only cuts dims of that prefix, or when x is
   // flat (module 1's byte inputs) and the slice is one contiguous row-major block of the
   // reshape (rows 16..31 of u8[32,64] = reshape(u8[2048]) are bytes 1024..2047).
-  out.push_back(make_axiom(
-      ctx, info("slice-of-reshape", S, {Opcode::Slice, Opcode::Reshape}, {Opcode::Reshape, Opcode::Slice}, "rewrites.md SL-13"),
-      stacked(Opcode::Slice, Opcode::Reshape),
+  rules.add(
+      info("slice-of-reshape", S, {Slice, Reshape}, {Reshape, Slice}, "rewrites.md SL-13"),
+      "(slice@outer (reshape@inner ?x))",
       [](const View& v) {
         const Dims& x = v.type("?x").dims;
         const Dims& y = v.attr("inner").shape;
@@ -251,7 +240,7 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           if (!(canonical(r[d]) == canonical(hlo::SliceRange{0, y[d], 1}))) return false;
         return k > 0;
       },
-      [](const View& v, Build& b) -> std::optional<Id> {
+      [](const View& v, Build& b) {
         const Dims x = v.type("?x").dims;
         const Dims y = v.attr("inner").shape;
         const auto r = v.attr("outer").slice;
@@ -264,142 +253,132 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         auto xr = full_ranges(x);
         for (std::size_t d = 0; d < k; ++d) xr[d] = r[d];
         return b.reshape(b.slice(v.cls("?x"), xr), result);
-      }));
+      });
+
   // rewrites.md SL-7 (TensorRight slice/rule03): slice(broadcast<D>(x)) → broadcast<D>(slice(x)).
-  out.push_back(make_axiom(ctx, info("slice-of-broadcast", S, {Opcode::Slice, Opcode::Broadcast},
-                                     {Opcode::Broadcast, Opcode::Slice}, "rewrites.md SL-7"),
-                           stacked(Opcode::Slice, Opcode::Broadcast), {},
-                           [](const View& v, Build& b) -> std::optional<Id> {
-                             const Dims D = v.attr("inner").dimensions;
-                             const auto o = v.attr("outer").slice;
-                             const Dims result = v.root_type().dims;
-                             const Dims& x = v.type("?x").dims;
-                             std::vector<hlo::SliceRange> r;
-                             for (std::size_t k = 0; k < D.size(); ++k) {
-                               const auto& q = o[static_cast<std::size_t>(D[k])];
-                               // A size-1 operand dim that the broadcast repeats keeps its one row.
-                               if (x[k] == 1) r.push_back({0, range_count(q) == 0 ? 0 : 1, 1});
-                               else r.push_back(q);
-                             }
-                             const Id sliced = b.slice(v.cls("?x"), r);
-                             NodeAttributes a;
-                             a.shape = result;
-                             a.dimensions = D;
-                             return b.op(Opcode::Broadcast, a, {sliced});
-                           }));
+  rules.add(info("slice-of-broadcast", S, {Slice, Broadcast}, {Broadcast, Slice}, "rewrites.md SL-7"),
+            "(slice@outer (broadcast@inner ?x))", [](const View& v, Build& b) {
+              const Dims D = v.attr("inner").dimensions;
+              const auto o = v.attr("outer").slice;
+              const Dims result = v.root_type().dims;
+              const Dims& x = v.type("?x").dims;
+              std::vector<hlo::SliceRange> r;
+              for (std::size_t k = 0; k < D.size(); ++k) {
+                const auto& q = o[static_cast<std::size_t>(D[k])];
+                // A size-1 operand dim that the broadcast repeats keeps its one row.
+                if (x[k] == 1) r.push_back({0, range_count(q) == 0 ? 0 : 1, 1});
+                else r.push_back(q);
+              }
+              const Id sliced = b.slice(v.cls("?x"), r);
+              NodeAttributes a;
+              a.shape = result;
+              a.dimensions = D;
+              return b.op(Broadcast, a, {sliced});
+            });
+
   // rewrites.md SL-14 (TensorRight slice/rule13): slice(reverse<D>(x)) → reverse<D>(slice'(x)).
-  out.push_back(make_axiom(ctx, info("slice-of-reverse", S, {Opcode::Slice, Opcode::Reverse},
-                                     {Opcode::Reverse, Opcode::Slice}, "rewrites.md SL-14"),
-                           stacked(Opcode::Slice, Opcode::Reverse), {},
-                           [](const View& v, Build& b) -> std::optional<Id> {
-                             const Dims D = v.attr("inner").dimensions;
-                             const Dims x = v.type("?x").dims;
-                             auto r = v.attr("outer").slice;
-                             for (auto d : D) {
-                               auto& q = r[static_cast<std::size_t>(d)];
-                               const auto n = range_count(q);
-                               if (n == 0) continue;
-                               const auto last = x[static_cast<std::size_t>(d)] - 1 - q.start;
-                               q = {last - (n - 1) * q.stride, last + 1, q.stride};
-                             }
-                             NodeAttributes a;
-                             a.dimensions = D;
-                             return b.op(Opcode::Reverse, a, {b.slice(v.cls("?x"), r)});
-                           }));
+  rules.add(info("slice-of-reverse", S, {Slice, Reverse}, {Reverse, Slice}, "rewrites.md SL-14"),
+            "(slice@outer (reverse@inner ?x))", [](const View& v, Build& b) {
+              const Dims D = v.attr("inner").dimensions;
+              const Dims x = v.type("?x").dims;
+              auto r = v.attr("outer").slice;
+              for (auto d : D) {
+                auto& q = r[static_cast<std::size_t>(d)];
+                const auto n = range_count(q);
+                if (n == 0) continue;
+                const auto last = x[static_cast<std::size_t>(d)] - 1 - q.start;
+                q = {last - (n - 1) * q.stride, last + 1, q.stride};
+              }
+              NodeAttributes a;
+              a.dimensions = D;
+              return b.op(Reverse, a, {b.slice(v.cls("?x"), r)});
+            });
+
   // rewrites.md SL-3/SL-4 (TensorRight slice/rule04, rule06): a unit-stride slice of pad(x)
   // that stays inside x (no interior padding) → slice(x) or x.
-  {
-    TensorPatternBuilder pb;
-    auto p = pb.op(op_is(Opcode::Pad), {pb.var("?x"), pb.var("?v")}, "inner");
-    out.push_back(make_axiom(
-        ctx, info("slice-of-pad", AxiomFamily::Padding, {Opcode::Slice, Opcode::Pad}, {Opcode::Slice}, "rewrites.md SL-3, SL-4"),
-        pb.build(pb.op(op_is(Opcode::Slice), {p}, "outer")),
-        [](const View& v) {
-          const auto& pad = v.attr("inner").padding;
-          const auto& r = v.attr("outer").slice;
-          const Dims& x = v.type("?x").dims;
-          for (std::size_t d = 0; d < x.size(); ++d) {
-            const auto q = canonical(r[d]);
-            if (pad[d].interior != 0 && x[d] > 1) return false;
-            if (range_count(q) > 0 && (q.start < pad[d].low || q.limit > pad[d].low + x[d])) return false;
-          }
-          return true;
-        },
-        [](const View& v, Build& b) -> std::optional<Id> {
-          const auto pad = v.attr("inner").padding;
-          auto r = v.attr("outer").slice;
-          for (std::size_t d = 0; d < r.size(); ++d) {
-            r[d] = canonical(r[d]);
-            r[d].start -= pad[d].low;
-            r[d].limit -= pad[d].low;
-          }
-          return b.slice(v.cls("?x"), r);
-        }));
-  }
+  rules.add(
+      info("slice-of-pad", P, {Slice, Pad}, {Slice}, "rewrites.md SL-3, SL-4"), "(slice@outer (pad@inner ?x ?v))",
+      [](const View& v) {
+        const auto& pad = v.attr("inner").padding;
+        const auto& r = v.attr("outer").slice;
+        const Dims& x = v.type("?x").dims;
+        for (std::size_t d = 0; d < x.size(); ++d) {
+          const auto q = canonical(r[d]);
+          if (pad[d].interior != 0 && x[d] > 1) return false;
+          if (range_count(q) > 0 && (q.start < pad[d].low || q.limit > pad[d].low + x[d])) return false;
+        }
+        return true;
+      },
+      [](const View& v, Build& b) {
+        const auto pad = v.attr("inner").padding;
+        auto r = v.attr("outer").slice;
+        for (std::size_t d = 0; d < r.size(); ++d) {
+          r[d] = canonical(r[d]);
+          r[d].start -= pad[d].low;
+          r[d].limit -= pad[d].low;
+        }
+        return b.slice(v.cls("?x"), r);
+      });
+
   // rewrites.md PAD-3 (TensorRight pad/rule01): pad with nothing → x.
-  {
-    TensorPatternBuilder pb;
-    out.push_back(make_axiom(
-        ctx, info("pad-identity", AxiomFamily::Padding, {Opcode::Pad}, {}, "rewrites.md PAD-3"),
-        pb.build(pb.op(op_is(Opcode::Pad), {pb.var("?x"), pb.var("?v")}, "outer")),
-        [](const View& v) {
-          for (const auto& p : v.attr("outer").padding)
-            if (p.low != 0 || p.high != 0 || p.interior != 0) return false;
-          return true;
-        },
-        [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
-  }
+  rules.add(
+      info("pad-identity", P, {Pad}, {}, "rewrites.md PAD-3"), "(pad@outer ?x ?v)",
+      [](const View& v) {
+        for (const auto& p : v.attr("outer").padding)
+          if (p.low != 0 || p.high != 0 || p.interior != 0) return false;
+        return true;
+      },
+      "?x");
+
   // rewrites.md REV-2 (TensorRight reverse/rule02, rule03): reverse<A>(reverse<B>(x)) → reverse<A△B>(x).
-  out.push_back(make_axiom(ctx, info("reverse-of-reverse", AxiomFamily::Layout, {Opcode::Reverse}, {Opcode::Reverse},
-                                     "rewrites.md REV-2"),
-                           stacked(Opcode::Reverse, Opcode::Reverse), {},
-                           [](const View& v, Build& b) -> std::optional<Id> {
-                             Dims sym;
-                             const Dims A = v.attr("outer").dimensions, B = v.attr("inner").dimensions;
-                             for (auto d : A) if (!contains(B, d)) sym.push_back(d);
-                             for (auto d : B) if (!contains(A, d)) sym.push_back(d);
-                             std::sort(sym.begin(), sym.end());
-                             if (sym.empty()) return v.cls("?x");
-                             NodeAttributes a;
-                             a.dimensions = sym;
-                             return b.op(Opcode::Reverse, a, {v.cls("?x")});
-                           }));
+  rules.add(info("reverse-of-reverse", L, {Reverse}, {Reverse}, "rewrites.md REV-2"),
+            "(reverse@outer (reverse@inner ?x))", [](const View& v, Build& b) {
+              Dims sym;
+              const Dims A = v.attr("outer").dimensions, B = v.attr("inner").dimensions;
+              for (auto d : A) if (!contains(B, d)) sym.push_back(d);
+              for (auto d : B) if (!contains(A, d)) sym.push_back(d);
+              std::sort(sym.begin(), sym.end());
+              if (sym.empty()) return v.cls("?x");
+              NodeAttributes a;
+              a.dimensions = sym;
+              return b.op(Reverse, a, {v.cls("?x")});
+            });
+
   // rewrites.md REV-1 (TensorRight reverse/rule01): reversing only size-1 dims → x.
-  out.push_back(make_axiom(
-      ctx, info("reverse-size-one", AxiomFamily::Layout, {Opcode::Reverse}, {}, "rewrites.md REV-1"), single(Opcode::Reverse),
+  rules.add(
+      info("reverse-size-one", L, {Reverse}, {}, "rewrites.md REV-1"), "(reverse@outer ?x)",
       [](const View& v) {
         for (auto d : v.attr("outer").dimensions)
           if (v.type("?x").dims[static_cast<std::size_t>(d)] != 1) return false;
         return true;
       },
-      [](const View& v, Build&) -> std::optional<Id> { return v.cls("?x"); }));
+      "?x");
+
   // rewrites.md BC-5 (TensorRight broadcast/rule08): broadcast(broadcast(x)) → broadcast(x).
-  out.push_back(make_axiom(ctx, info("broadcast-of-broadcast", AxiomFamily::Reduction, {Opcode::Broadcast},
-                                     {Opcode::Broadcast}, "rewrites.md BC-5"),
-                           stacked(Opcode::Broadcast, Opcode::Broadcast), {},
-                           [](const View& v, Build& b) -> std::optional<Id> {
-                             const Dims D1 = v.attr("inner").dimensions, D2 = v.attr("outer").dimensions;
-                             NodeAttributes a;
-                             a.shape = v.attr("outer").shape;
-                             for (auto d : D1) a.dimensions.push_back(D2[static_cast<std::size_t>(d)]);
-                             return b.op(Opcode::Broadcast, a, {v.cls("?x")});
-                           }));
+  rules.add(info("broadcast-of-broadcast", R, {Broadcast}, {Broadcast}, "rewrites.md BC-5"),
+            "(broadcast@outer (broadcast@inner ?x))", [](const View& v, Build& b) {
+              const Dims D1 = v.attr("inner").dimensions, D2 = v.attr("outer").dimensions;
+              NodeAttributes a;
+              a.shape = v.attr("outer").shape;
+              for (auto d : D1) a.dimensions.push_back(D2[static_cast<std::size_t>(d)]);
+              return b.op(Broadcast, a, {v.cls("?x")});
+            });
+
   // rewrites.md BC-1: a broadcast that only adds size-1 dims (dims sorted) is a reshape.
-  out.push_back(make_axiom(
-      ctx, info("broadcast-as-reshape", AxiomFamily::Reduction, {Opcode::Broadcast}, {Opcode::Reshape}, "rewrites.md BC-1"),
-      single(Opcode::Broadcast),
+  rules.add(
+      info("broadcast-as-reshape", R, {Broadcast}, {Reshape}, "rewrites.md BC-1"), "(broadcast@outer ?x)",
       [](const View& v) {
         const Dims& D = v.attr("outer").dimensions;
         return std::is_sorted(D.begin(), D.end()) && product(v.attr("outer").shape) == product(v.type("?x").dims);
       },
-      [](const View& v, Build& b) -> std::optional<Id> { return b.reshape(v.cls("?x"), v.attr("outer").shape); }));
+      [](const View& v, Build& b) { return b.reshape(v.cls("?x"), v.attr("outer").shape); });
+
   // rewrites.md BC-8: broadcast<D>(x) → broadcast<D'>(reshape(x)) with x's size-1 dims dropped
   // (a size-1 operand dim contributes index 0 whatever its result dim's size).
-  out.push_back(make_axiom(
-      ctx, info("broadcast-drop-unit-dims", AxiomFamily::Reduction, {Opcode::Broadcast}, {Opcode::Broadcast, Opcode::Reshape},
-                "rewrites.md BC-8"),
-      single(Opcode::Broadcast), [](const View& v) { return contains(v.type("?x").dims, 1); },
-      [](const View& v, Build& b) -> std::optional<Id> {
+  rules.add(
+      info("broadcast-drop-unit-dims", R, {Broadcast}, {Broadcast, Reshape}, "rewrites.md BC-8"),
+      "(broadcast@outer ?x)", [](const View& v) { return contains(v.type("?x").dims, 1); },
+      [](const View& v, Build& b) {
         const Dims& x = v.type("?x").dims;
         const Dims& D = v.attr("outer").dimensions;
         Dims kept, D2;
@@ -408,31 +387,30 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         NodeAttributes a;
         a.shape = v.attr("outer").shape;
         a.dimensions = D2;
-        return b.op(Opcode::Broadcast, a, {b.reshape(v.cls("?x"), kept)});
-      }));
+        return b.op(Broadcast, a, {b.reshape(v.cls("?x"), kept)});
+      });
+
   // TensorRight broadcast/rule03 (BC-6 for transpose), generalised from scalars to any operand:
   // transpose<p>(broadcast<D>(x)) → broadcast<D'>(x), D'[k] = p⁻¹[D[k]] (result dim j is p[j]).
-  out.push_back(make_axiom(
-      ctx, info("transpose-of-broadcast", AxiomFamily::Reduction, {Opcode::Transpose, Opcode::Broadcast}, {Opcode::Broadcast},
-                "TensorRight broadcast/rule03, generalised; rewrites.md BC-6"),
-      stacked(Opcode::Transpose, Opcode::Broadcast), {},
-      [](const View& v, Build& b) -> std::optional<Id> {
-        const Dims& p = v.attr("outer").dimensions;
-        Dims inverse(p.size());
-        for (std::size_t j = 0; j < p.size(); ++j) inverse[static_cast<std::size_t>(p[j])] = static_cast<std::int64_t>(j);
-        NodeAttributes a;
-        a.shape = v.root_type().dims;
-        for (auto d : v.attr("inner").dimensions) a.dimensions.push_back(inverse[static_cast<std::size_t>(d)]);
-        return b.op(Opcode::Broadcast, a, {v.cls("?x")});
-      }));
+  rules.add(info("transpose-of-broadcast", R, {Transpose, Broadcast}, {Broadcast},
+                 "TensorRight broadcast/rule03, generalised; rewrites.md BC-6"),
+            "(transpose@outer (broadcast@inner ?x))", [](const View& v, Build& b) {
+              const Dims& p = v.attr("outer").dimensions;
+              Dims inverse(p.size());
+              for (std::size_t j = 0; j < p.size(); ++j) inverse[static_cast<std::size_t>(p[j])] = static_cast<std::int64_t>(j);
+              NodeAttributes a;
+              a.shape = v.root_type().dims;
+              for (auto d : v.attr("inner").dimensions) a.dimensions.push_back(inverse[static_cast<std::size_t>(d)]);
+              return b.op(Broadcast, a, {v.cls("?x")});
+            });
+
   // rewrites.md BC-6 (reshape of a broadcast scalar) and BC-3 (reversed): reshape(broadcast<D>(x))
   // → broadcast<D'>(reshape(x)) when the reshape only inserts or removes size-1 dims (any reshape
   // if x has no dim above 1); x's size-1 dims are dropped, its other dims follow their result
   // dims to their new positions.
-  out.push_back(make_axiom(
-      ctx, info("reshape-of-broadcast", AxiomFamily::Reduction, {Opcode::Reshape, Opcode::Broadcast},
-                {Opcode::Broadcast, Opcode::Reshape}, "rewrites.md BC-6, BC-3 (reversed)"),
-      stacked(Opcode::Reshape, Opcode::Broadcast),
+  rules.add(
+      info("reshape-of-broadcast", R, {Reshape, Broadcast}, {Broadcast, Reshape}, "rewrites.md BC-6, BC-3 (reversed)"),
+      "(reshape (broadcast@inner ?x))",
       [](const View& v) {
         const Dims& x = v.type("?x").dims;
         if (std::all_of(x.begin(), x.end(), [](std::int64_t n) { return n == 1; })) return true;
@@ -468,8 +446,8 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         NodeAttributes a;
         a.shape = new_shape;
         a.dimensions = D2;
-        return b.op(Opcode::Broadcast, a, {b.reshape(v.cls("?x"), kept)});
-      }));
+        return b.op(Broadcast, a, {b.reshape(v.cls("?x"), kept)});
+      });
 }
 
 }  // namespace act::select::axiom_detail

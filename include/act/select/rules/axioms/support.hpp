@@ -1,5 +1,6 @@
 // Shared vocabulary of the IR→IR axioms: the rule type, the per-rule description used for
-// App. B filtering, and small helpers to read matched e-nodes and build new ones the way
+// App. B filtering, the rule list the family files write (AxiomRules: pattern text, condition,
+// right-hand side), and small helpers to read matched e-nodes and build new ones the way
 // type_inference.hpp expects (reshape/broadcast: attributes.shape; convert/bitcast-convert/dot:
 // attributes.dtype; reduce and pad take a scalar second child).
 #pragma once
@@ -11,6 +12,7 @@
 #include <numeric>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,9 +21,9 @@
 #include "act/hlo/shape_check.hpp"
 #include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
+#include "act/select/rules/axioms/pattern_text.hpp"
 
 namespace act::select {
-
 
 // What an axiom is about, for filtering (App. B module 2) and for the soundness suite.
 enum class AxiomFamily : std::uint8_t { Layout, Slicing, Elementwise, Dot, Padding, Reduction };
@@ -58,22 +60,6 @@ namespace axiom_detail {
 using egraph::Id;
 using egraph::Subst;
 using Dims = std::vector<std::int64_t>;
-using Matcher = egraph::OpMatcher<TensorLanguage>;
-
-inline Matcher op_is(hlo::Opcode code) { return Matcher::of_kind(static_cast<std::uint32_t>(code)); }
-
-// Two stacked unary operators of the given opcodes, captured as "outer" and "inner": outer(inner(?x)).
-inline TensorPattern stacked(hlo::Opcode outer, hlo::Opcode inner) {
-  TensorPatternBuilder b;
-  auto x = b.var("?x");
-  auto i = b.op(op_is(inner), {x}, "inner");
-  return b.build(b.op(op_is(outer), {i}, "outer"));
-}
-// One unary operator, captured as "outer": outer(?x).
-inline TensorPattern single(hlo::Opcode code) {
-  TensorPatternBuilder b;
-  return b.build(b.op(op_is(code), {b.var("?x")}, "outer"));
-}
 
 // Read access to a match.
 struct View {
@@ -215,27 +201,52 @@ inline Dims free_dims(std::int64_t rank, const Dims& batch, const Dims& contract
   return f;
 }
 
-// Rule constructor: `apply(View, Build) -> optional<Id>` decides and builds; `check(View)`
-// (optional) runs during search so that only applicable matches count.
+// ---- rules ------------------------------------------------------------------------------------
+
+// A condition reads a match during the search, so only applicable matches count towards the
+// scheduler's match limit. Code on the right-hand side builds through the tensor builder and
+// returns the class to unite with the match (nullopt: none).
 using Check = std::function<bool(const View&)>;
 using Apply = std::function<std::optional<Id>(const View&, Build&)>;
 
-inline Axiom make_axiom(SelectionContext& ctx, AxiomInfo info, TensorPattern pattern, Check check, Apply apply) {
-  // The lambdas keep their own copy of the pattern to look variables up by name.
-  auto names = std::make_shared<const TensorPattern>(pattern);
-  TensorRewrite rule(info.name, std::move(pattern),
-                     [names, apply, c = &ctx](TensorGraph& g, Id cls, const Subst& s) -> std::optional<Id> {
-                       const View v{g, *c, s, names.get(), g.find(cls)};
-                       Build b{g, *c};
-                       return apply(v, b);
-                     });
-  if (check)
-    rule.when([names, check, c = &ctx](const TensorGraph& g, Id cls, const Subst& s) {
-      return check(View{g, *c, s, names.get(), g.find(cls)});
-    });
-  Axiom axiom{std::move(info), std::move(rule)};
-  return axiom;
-}
+// The family files list their rules the way egg writes rewrite!(name; lhs => rhs if cond):
+//   rules.add(info, "(reshape@outer (reshape ?x))", [condition,] right-hand side);
+// The left-hand side is pattern text (pattern_text.hpp). The right-hand side is pattern text
+// when it only rebuilds captured operators or returns a variable ("(@inner (@outer ?x))",
+// "?x"), else code: attribute arithmetic, and the builder's short-cuts (no identity reshape).
+class AxiomRules {
+ public:
+  AxiomRules(SelectionContext& ctx, std::vector<Axiom>& out) : ctx_(&ctx), out_(&out) {}
+
+  void add(AxiomInfo info, std::string_view lhs, std::string_view rhs) { add(std::move(info), lhs, Check(), rhs); }
+  void add(AxiomInfo info, std::string_view lhs, Check when, std::string_view rhs) {
+    const auto searcher = tensor_pattern(lhs);
+    TensorRewrite rule(info.name, *searcher, *tensor_pattern(rhs));
+    push(std::move(info), std::move(rule), searcher, std::move(when));
+  }
+  void add(AxiomInfo info, std::string_view lhs, Apply rhs) { add(std::move(info), lhs, Check(), std::move(rhs)); }
+  void add(AxiomInfo info, std::string_view lhs, Check when, Apply rhs) {
+    const auto searcher = tensor_pattern(lhs);
+    TensorRewrite rule(info.name, *searcher,
+                       [searcher, rhs = std::move(rhs), c = ctx_](TensorGraph& g, Id cls, const Subst& s) {
+                         Build b{g, *c};
+                         return rhs(View{g, *c, s, searcher.get(), g.find(cls)}, b);
+                       });
+    push(std::move(info), std::move(rule), searcher, std::move(when));
+  }
+
+ private:
+  void push(AxiomInfo info, TensorRewrite rule, std::shared_ptr<const TensorPattern> searcher, Check when) {
+    if (when)
+      rule.when([searcher, when = std::move(when), c = ctx_](const TensorGraph& g, Id cls, const Subst& s) {
+        return when(View{g, *c, s, searcher.get(), g.find(cls)});
+      });
+    out_->push_back(Axiom{std::move(info), std::move(rule)});
+  }
+
+  SelectionContext* ctx_;
+  std::vector<Axiom>* out_;
+};
 
 }  // namespace axiom_detail
 }  // namespace act::select
