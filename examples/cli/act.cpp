@@ -238,6 +238,7 @@ int run_compile(Args& args) {
   const auto dot = args.option("--dot");
   const auto files = args.positionals(1);
   const act::isa::IsaView isa = act::isa::find_view(*isa_name);
+  if (c_format && !isa.c_mapping) throw UsageError{fmt::format("ISA {} has no C mapping; --format c needs one", isa.name)};
   const act::hlo::Module kernel = load_module(files[0]);
   act::codegen::CompileOutcome outcome = act::isa::with_isa(*isa_name, [&](auto type) {
     using Isa = typename decltype(type)::type;
@@ -298,6 +299,7 @@ int run_run(Args& args) {
   act::codegen::Options compile;
   compile.image = options.image;
   compile.deterministic = args.flag("--deterministic");
+  compile.max_candidates = static_cast<std::size_t>(args.integer_option("--candidates", 0, 1));
   if (const auto timeout = args.option("--timeout")) {
     double seconds = 0;
     const auto [ptr, ec] = std::from_chars(timeout->data(), timeout->data() + timeout->size(), seconds);
@@ -429,7 +431,7 @@ constexpr Command kCommands[] = {
      "compile the kernel to assembly for the ISA (exit 1 when no program is found within the budget)", run_compile},
     {"run",
      "--isa NAME KERNEL.hlo [PROGRAM.asm] [--trials N] [--seed S] [--align N] [--emulate] [--cc COMPILER] [-o FILE.c] "
-     "[--timeout S] [--deterministic]",
+     "[--timeout S] [--deterministic] [--candidates N]",
      "compile the kernel (or take PROGRAM.asm), emit C, build it with the system compiler and run it on this CPU; compare "
      "with the simulator bit for bit and with the reference interpreter (exit 3: this CPU lacks a needed feature)", run_run},
     {"isas", "", "list the accelerators act knows, with their buffers and instructions", run_isas},
