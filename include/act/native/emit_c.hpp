@@ -105,6 +105,8 @@ inline std::vector<Step> analyze(const sim::Program& program, const isa::IsaView
     step.concrete = &ci;
     step.instruction = isa.find_instruction(ci.name);
     if (!step.instruction) throw Error(ErrorKind::Isa, fmt::format("unknown instruction '{}' in ISA {}", ci.name, isa.name), ci.location);
+    if (!step.instruction->updates.empty())
+      throw Error(ErrorKind::Unsupported, fmt::format("'{}' of ISA {} updates state registers, which C emission does not model", ci.name, isa.name));
     step.c = mapping.find(ci.name);
     if (!step.c) throw Error(ErrorKind::Isa, fmt::format("ISA {}'s C mapping has no template for '{}'", isa.name, ci.name));
     const auto names = sim::attribute_names(*step.instruction);
