@@ -2,7 +2,8 @@
 // `int run_xxx(Args&)` plus a row.
 //
 // Exit codes (DESIGN.md): 0 ok, 1 no code / verification failed, 2 bad input (any act::Error
-// from parsing, an unknown ISA, a missing file, bad arguments). No exception escapes main.
+// from parsing, an unknown ISA, a missing file, bad arguments), 3 (`act run`) this CPU lacks a
+// feature the program needs, so nothing ran. No exception escapes main.
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -25,6 +26,8 @@
 #include "act/hlo/parser.hpp"
 #include "act/hlo/printer.hpp"
 #include "act/isa/registry.hpp"
+#include "act/native/emit_c.hpp"
+#include "act/native/run.hpp"
 #include "act/select/rules/rule_set.hpp"
 #include "act/sim/assembly.hpp"
 #include "act/sim/program_formats.hpp"
@@ -40,6 +43,7 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitBadInput = 2;
+constexpr int kExitCpuLacksFeature = 3;
 
 // A bad command line: reported with the command's usage, exit 2.
 struct UsageError {
@@ -86,15 +90,18 @@ class Args {
     return value;
   }
   // The remaining arguments, which must be exactly `count` positionals.
-  std::vector<std::string_view> positionals(std::size_t count) {
+  std::vector<std::string_view> positionals(std::size_t count) { return positionals(count, count); }
+  // The remaining arguments, which must be from `min` to `max` positionals.
+  std::vector<std::string_view> positionals(std::size_t min, std::size_t max) {
     std::vector<std::string_view> out;
     for (std::size_t i = 0; i < args_.size(); ++i) {
       if (used_[i]) continue;
       if (args_[i].size() > 1 && args_[i][0] == '-') throw UsageError{fmt::format("unknown option '{}'", args_[i])};
       out.push_back(args_[i]);
     }
-    if (out.size() != count)
-      throw UsageError{fmt::format("expected {} file argument{}, got {}", count, count == 1 ? "" : "s", out.size())};
+    if (out.size() < min || out.size() > max)
+      throw UsageError{fmt::format("expected {}{} file argument{}, got {}", min, max == min ? "" : fmt::format(" or {}", max),
+                                   max == 1 ? "" : "s", out.size())};
     return out;
   }
 
@@ -127,6 +134,15 @@ act::hlo::Module load_module(std::string_view path) {
   return in_file(path, [&] { return act::hlo::parse_module(text); });
 }
 
+// `--align N`: HBM region alignment of the kernel image (a power of two; default 64).
+act::sim::ImageOptions image_options(Args& args) {
+  act::sim::ImageOptions image;
+  image.alignment = args.integer_option("--align", image.alignment, 1);
+  if ((image.alignment & (image.alignment - 1)) != 0 || image.alignment > (std::int64_t{1} << 30))
+    throw UsageError{fmt::format("--align needs a power of two from 1 to 2^30, got {}", image.alignment)};
+  return image;
+}
+
 // ---------------------------------------------------------------- subcommands
 
 int run_parse(Args& args) {
@@ -141,6 +157,7 @@ int run_verify(Args& args) {
   act::sim::VerifyOptions options;
   options.trials = static_cast<int>(args.integer_option("--trials", 10, 1));
   options.seed = static_cast<std::uint64_t>(args.integer_option("--seed", 0, 0));
+  options.image = image_options(args);
   const auto files = args.positionals(2);
   const act::isa::IsaView isa = act::isa::find_view(*isa_name);
   const act::hlo::Module kernel = load_module(files[0]);
@@ -194,8 +211,9 @@ int run_compile(Args& args) {
   if (!isa_name) throw UsageError{"--isa NAME is required"};
   const auto output = args.option("-o");
   const auto format_name = args.option("--format");
-  const auto format = act::sim::parse_program_format(format_name ? *format_name : "text");
-  if (!format) throw UsageError{fmt::format("--format must be text, json or python, got '{}'", *format_name)};
+  const bool c_format = format_name && *format_name == "c";
+  const auto format = act::sim::parse_program_format(format_name && !c_format ? *format_name : "text");
+  if (!format) throw UsageError{fmt::format("--format must be text, json, python or c, got '{}'", *format_name)};
   // --verify alone (10 trials) or --verify=N; a bare --verify must not swallow the next argument.
   int trials = 0;
   if (args.flag("--verify")) trials = 10;
@@ -214,11 +232,13 @@ int run_compile(Args& args) {
   }
   options.deterministic = args.flag("--deterministic");
   options.max_candidates = static_cast<std::size_t>(args.integer_option("--candidates", 0, 1));
+  options.image = image_options(args);
   const bool stats = args.flag("--stats");
   const bool hex = args.flag("--hex");
   const auto dot = args.option("--dot");
   const auto files = args.positionals(1);
   const act::isa::IsaView isa = act::isa::find_view(*isa_name);
+  if (c_format && !isa.c_mapping) throw UsageError{fmt::format("ISA {} has no C mapping; --format c needs one", isa.name)};
   const act::hlo::Module kernel = load_module(files[0]);
   act::codegen::CompileOutcome outcome = act::isa::with_isa(*isa_name, [&](auto type) {
     using Isa = typename decltype(type)::type;
@@ -237,7 +257,11 @@ int run_compile(Args& args) {
   print.extra_header.push_back(fmt::format("{} instructions, cost {} (declared instruction costs), candidate {} of {}",
                                            result.program.instructions.size(), result.cost, result.statistics.best_candidate,
                                            result.statistics.candidates));
-  const std::string text = act::sim::format_program(*format, result.program, isa, result.image, print);
+  const std::string text =
+      c_format ? act::native::emit_c(result.program, isa, result.image,
+                                     {.function_name = act::native::c_identifier(kernel.name.empty() ? "kernel" : kernel.name),
+                                      .source = std::string(files[0])})
+               : act::sim::format_program(*format, result.program, isa, result.image, print);
   if (output) {
     std::ofstream out{std::string(*output), std::ios::binary};
     if (!out || !(out << text)) throw act::Error(act::ErrorKind::Io, fmt::format("cannot write '{}'", *output));
@@ -251,11 +275,72 @@ int run_compile(Args& args) {
   if (trials > 0) {
     act::sim::VerifyOptions verify;
     verify.trials = trials;
+    verify.image = options.image;
     const act::sim::VerifyResult v = act::sim::verify(kernel, isa, result.program, verify);
     std::cerr << v.message << "\n";
     if (!v.ok) return kExitFailed;
   }
   return kExitOk;
+}
+
+// `act run`: compile (or take PROGRAM.asm), emit C, build it with the system compiler, run it on
+// this CPU on random inputs and compare with the simulator (bit for bit) and the reference
+// interpreter. Exit 1 on a difference or no program, 3 when this CPU lacks a needed feature.
+int run_run(Args& args) {
+  const auto isa_name = args.option("--isa");
+  if (!isa_name) throw UsageError{"--isa NAME is required"};
+  act::native::NativeRunOptions options;
+  options.trials = static_cast<int>(args.integer_option("--trials", 20, 1));
+  options.seed = static_cast<std::uint64_t>(args.integer_option("--seed", 0, 0));
+  options.image = image_options(args);
+  options.emulate = args.flag("--emulate");
+  if (const auto cc = args.option("--cc")) options.build.compiler = std::string(*cc);
+  const auto keep = args.option("-o");
+  act::codegen::Options compile;
+  compile.image = options.image;
+  compile.deterministic = args.flag("--deterministic");
+  compile.max_candidates = static_cast<std::size_t>(args.integer_option("--candidates", 0, 1));
+  if (const auto timeout = args.option("--timeout")) {
+    double seconds = 0;
+    const auto [ptr, ec] = std::from_chars(timeout->data(), timeout->data() + timeout->size(), seconds);
+    if (ec != std::errc() || ptr != timeout->data() + timeout->size() || !(seconds > 0))
+      throw UsageError{fmt::format("--timeout needs a number of seconds > 0, got '{}'", *timeout)};
+    compile.timeout = std::chrono::duration<double>(seconds);
+  }
+  const std::vector<std::string_view> files = args.positionals(1, 2);
+  const act::isa::IsaView isa = act::isa::find_view(*isa_name);
+  if (!isa.c_mapping) throw UsageError{fmt::format("ISA {} has no C mapping; act run needs one", isa.name)};
+  const act::hlo::Module kernel = load_module(files[0]);
+  act::sim::Program program;
+  if (files.size() == 2) {
+    const std::string text = read_file(files[1]);
+    program = in_file(files[1], [&] { return act::sim::parse_program(text, isa); });
+  } else {
+    act::codegen::CompileOutcome outcome = act::isa::with_isa(*isa_name, [&](auto type) {
+      using Isa = typename decltype(type)::type;
+      return in_file(files[0], [&] { return act::Backend<Isa>().try_compile(kernel, compile); });
+    });
+    if (!outcome) {
+      std::cerr << "act run: " << outcome.message << "\n";
+      return kExitFailed;
+    }
+    program = std::move(outcome.result->program);
+    std::cerr << fmt::format("act run: compiled {} instructions\n", program.instructions.size());
+  }
+  if (keep) {
+    const act::sim::KernelImage image = act::sim::kernel_image(kernel, options.image);
+    std::ofstream out{std::string(*keep), std::ios::binary};
+    const std::string c = act::native::emit_c(program, isa, image, {.function_name = "act_kernel", .source = std::string(files[0])});
+    if (!out || !(out << c)) throw act::Error(act::ErrorKind::Io, fmt::format("cannot write '{}'", *keep));
+  }
+  const act::native::NativeRunResult r = act::native::run_natively(kernel, isa, program, options);
+  std::cerr << "act run: built with: " << r.build_command << "\n";
+  if (r.status == act::native::NativeStatus::Unsupported) {
+    std::cerr << "act run: " << r.message << "\n";
+    return kExitCpuLacksFeature;
+  }
+  std::cout << r.message << "\n";
+  return r.ok() ? kExitOk : kExitFailed;
 }
 
 // `act soak`: random kernels (sound) or lifted random programs (complete) through compile and
@@ -338,12 +423,17 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"parse", "FILE.hlo", "check an HLO module and print it in XLA's text form", run_parse},
-    {"verify", "--isa NAME KERNEL.hlo PROGRAM.asm [--trials N] [--seed S]",
+    {"verify", "--isa NAME KERNEL.hlo PROGRAM.asm [--trials N] [--seed S] [--align N]",
      "run the program in the simulator on random inputs and compare with the kernel", run_verify},
     {"compile",
-     "--isa NAME KERNEL.hlo [-o FILE] [--format text|json|python] [--verify[=N]] [--timeout S] [--deterministic] "
-     "[--candidates N] [--stats] [--dot FILE] [--hex]",
+     "--isa NAME KERNEL.hlo [-o FILE] [--format text|json|python|c] [--verify[=N]] [--timeout S] [--deterministic] "
+     "[--candidates N] [--stats] [--dot FILE] [--hex] [--align N]",
      "compile the kernel to assembly for the ISA (exit 1 when no program is found within the budget)", run_compile},
+    {"run",
+     "--isa NAME KERNEL.hlo [PROGRAM.asm] [--trials N] [--seed S] [--align N] [--emulate] [--cc COMPILER] [-o FILE.c] "
+     "[--timeout S] [--deterministic] [--candidates N]",
+     "compile the kernel (or take PROGRAM.asm), emit C, build it with the system compiler and run it on this CPU; compare "
+     "with the simulator bit for bit and with the reference interpreter (exit 3: this CPU lacks a needed feature)", run_run},
     {"isas", "", "list the accelerators act knows, with their buffers and instructions", run_isas},
     {"rules", "--isa NAME", "print the rewrite rules phase 1 uses for the ISA (generated IR->ISA, identity, kept axioms)",
      run_rules},
@@ -359,7 +449,7 @@ void print_help(std::ostream& out) {
       << "usage: act COMMAND [ARGS...]\n\ncommands:\n";
   for (const auto& c : kCommands) out << fmt::format("  act {} {}\n      {}\n", c.name, c.usage, c.summary);
   out << "\n  act --help | --version\n\n"
-      << "exit codes: 0 ok, 1 verification failed (or no code), 2 bad input\n";
+      << "exit codes: 0 ok, 1 verification failed (or no code), 2 bad input, 3 this CPU lacks a feature the program needs (act run)\n";
 }
 
 int run(std::span<char*> argv) {

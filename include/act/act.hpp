@@ -10,3 +10,9 @@
 #include "act/codegen/cost_model.hpp"
 #include "act/codegen/options.hpp"
 #include "act/codegen/statistics.hpp"
+
+// Programs as C: emit (act::native::emit_c), build with the system compiler and run on this CPU
+// against the simulator (act::native::run_natively). POSIX (dlopen, posix_spawn).
+#include "act/native/build.hpp"
+#include "act/native/emit_c.hpp"
+#include "act/native/run.hpp"

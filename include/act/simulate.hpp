@@ -19,6 +19,7 @@
 
 #include "act/sym/expr.hpp"
 
+#include "act/isa/c_mapping.hpp"
 #include "act/isa/description.hpp"
 #include "act/isa/validate.hpp"
 

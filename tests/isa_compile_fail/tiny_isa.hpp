@@ -16,12 +16,26 @@
 #ifndef TINY_STORE_BUFFER
 #define TINY_STORE_BUFFER "d0"
 #endif
+#ifndef TINY_LOAD_C
+#define TINY_LOAD_C "memcpy(&d1[$addr_out], $&addr_in, $n * 32);"  // C of load_rm (isa/c_mapping.hpp)
+#endif
 
 namespace {
 using namespace act::isa;
 
+// A C mapping, so that ACT_VALIDATE_ISA checks one too (validated here, never emitted).
+constexpr std::array kTinyCInstructions{
+    CInstruction{"load_rm", TINY_LOAD_C, {"c"}},
+    CInstruction{"mov", "memcpy(&d1[$addr_out], &d1[$addr_in], $n * 32);", {"c"}},
+    CInstruction{"store_rm", "memcpy($&addr_out, &d1[$addr_in], $n * 32);", {"c"}},
+};
+constexpr CMapping kTinyC{.features = {CFeature{.name = "c", .usable = "1"}},
+                          .registers = {CRegisterFile{.buffer = "d1", .declare = "int32_t d1_$unit[8];"}},
+                          .instructions = kTinyCInstructions};
+
 struct Tiny {
   static constexpr std::string_view name = "tiny";
+  static constexpr const CMapping* c_mapping = &kTinyC;
   static constexpr std::array buffers{
       hbm("d0", 4096),
       Buffer{.name = "d1", .access_dims = {16}, .unit_dims = {8}, .dtype = act::DType::s32},

@@ -2,10 +2,13 @@
 // allocated program is run by the simulator and compared with the reference interpreter.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <string>
 
 #include "act/alloc/allocate.hpp"
+#include "act/alloc/spill_plan.hpp"
+#include "act/isa/amx.hpp"
 #include "act/hlo/parser.hpp"
 #include "act/isa/qkv.hpp"
 #include "act/sim/verify.hpp"
@@ -494,4 +497,119 @@ TEST_CASE("an undefined (don't-care) input needs no producer: tilestored writes 
     CHECK(store.attributes == std::vector<std::int64_t>{64, r.program->instructions[0].attributes[1], 1024});
     require_verifies(kernel, ctx.isa, *r.program);
   }
+}
+
+// ---- spills and reloads (alloc/spill.hpp, spill_plan.hpp, live_range_split.hpp) -------------
+
+TEST_CASE("the spill table finds store/load pairs by evaluating the semantics, and none where the ISA has none") {
+  alloc::SpillTable qkv(isa::view<isa::Qkv>());
+  const auto& d1 = qkv.find(kD1, rows(64));
+  REQUIRE(d1);
+  CHECK(d1->store.instruction == kStoreRm);
+  CHECK(d1->store.alpha == std::vector<std::int64_t>{64});
+  CHECK(d1->load.instruction == kLoadRm);
+  CHECK(d1->load.output_type == rows(64));
+  const auto& half = qkv.find(kD1, rows(32));
+  REQUIRE(half);
+  CHECK(half->load.alpha == std::vector<std::int64_t>{32});
+  CHECK_FALSE(qkv.find(kD2, rows(64)));  // nothing stores from d2 (mov goes to d1 only)
+  CHECK_FALSE(qkv.find(kD0, bytes(64)));  // HBM values do not spill
+
+  alloc::SpillTable amx(isa::view<isa::Amx>());
+  const auto& tile = amx.find(1, Shape(DType::s8, {1, 16, 64}));
+  REQUIRE(tile);
+  const isa::IsaView a = isa::view<isa::Amx>();
+  CHECK(a.instructions[tile->store.instruction].name == "tilestored");
+  CHECK(tile->store.alpha == std::vector<std::int64_t>{64});
+  CHECK(tile->store.input_types.size() == 2);  // the old window: a don't-care input
+  CHECK(a.instructions[tile->load.instruction].name == "tileloadd");
+}
+
+// out = ((A B) C) A: A is needed again after B, C and A B have filled d1 (128 rows). Along the
+// esun order d1 would hold A, A B and C at once; the planner lets A go (its next use is the
+// farthest) and loads it again before the last gemm.
+TEST_CASE("spilling by furthest next use: a load is repeated when d1 cannot keep it") {
+  const auto kernel = hlo::parse_module(R"(HloModule chain
+ENTRY main {
+  %a = bf16[64,64] parameter(0)
+  %b = bf16[64,64] parameter(1)
+  %c = bf16[64,64] parameter(2)
+  %ab = bf16[64,64] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %abc = bf16[64,64] dot(%ab, %c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %out = bf16[64,64] dot(%abc, %a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 8192));                                // 0 A
+  n.push_back(leaf(1, 8192));                                // 1 B
+  n.push_back(leaf(2, 8192));                                // 2 C
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {0}));       // 3 A in d1, read twice
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {1}));       // 4
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {3, 4}));        // 5 A B
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {5}));          // 6
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {2}));       // 7
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {6, 7}));        // 8 (A B) C
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {8}));          // 9
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {9, 3}));        // 10 ((A B) C) A
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {10}));         // 11
+  n.push_back(pii(kStoreRm, {64}, kD0, bytes(8192), {11}));  // 12
+  const select::PiiGraph g(std::move(n), {12});
+  const auto ctx = qkv_context();
+  const auto image = sim::kernel_image(kernel);
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, image);
+  alloc::SpillTable spills(ctx.isa);
+  const auto plan = alloc::plan_spills(values, alloc::esun_schedule(values), spills);
+  REQUIRE(plan);
+  CHECK(plan->recomputes == 1);
+  CHECK(plan->spills == 0);
+  CHECK(plan->graph.instruction_multiset(ctx.isa) ==
+        std::vector<std::string>{"gemm()", "gemm()", "gemm()", "load_rm(n = 64)", "load_rm(n = 64)", "load_rm(n = 64)",
+                                 "load_rm(n = 64)", "mov(n = 64)", "mov(n = 64)", "mov(n = 64)", "store_rm(n = 64)"});
+  const auto r = alloc::allocate(g, ctx.isa, ctx.constants, image);
+  INFO(r.message);
+  REQUIRE(r.program);
+  REQUIRE(r.graph);  // phase 2 changed the graph
+  CHECK(r.stats.live_range_splits >= 1);
+  require_verifies(kernel, ctx.isa, *r.program);
+}
+
+// The same chain with A's value computed (A A) instead of loaded: no load can bring it back, so
+// it is spilled to HBM scratch (store_rm) and loaded back.
+TEST_CASE("spilling by furthest next use: a computed value goes to HBM scratch and comes back") {
+  const auto kernel = hlo::parse_module(R"(HloModule chain
+ENTRY main {
+  %a = bf16[64,64] parameter(0)
+  %b = bf16[64,64] parameter(1)
+  %c = bf16[64,64] parameter(2)
+  %aa = bf16[64,64] dot(%a, %a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %x = bf16[64,64] dot(%aa, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %y = bf16[64,64] dot(%x, %c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %out = bf16[64,64] dot(%y, %aa), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 8192));                                // 0 A
+  n.push_back(leaf(1, 8192));                                // 1 B
+  n.push_back(leaf(2, 8192));                                // 2 C
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {0}));       // 3
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {3, 3}));        // 4 A A
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {4}));          // 5 A A in d1, read twice
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {1}));       // 6
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {5, 6}));        // 7
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {7}));          // 8
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {2}));       // 9
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {8, 9}));        // 10
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {10}));         // 11
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {11, 5}));       // 12
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {12}));         // 13
+  n.push_back(pii(kStoreRm, {64}, kD0, bytes(8192), {13}));  // 14
+  const select::PiiGraph g(std::move(n), {14});
+  const auto ctx = qkv_context();
+  const auto image = sim::kernel_image(kernel);
+  const auto r = alloc::allocate(g, ctx.isa, ctx.constants, image);
+  INFO(r.message);
+  REQUIRE(r.program);
+  REQUIRE(r.graph);
+  const auto calls = names(*r.program);
+  CHECK(std::count(calls.begin(), calls.end(), "store_rm") == 2);  // the spill and the result
+  CHECK(std::count(calls.begin(), calls.end(), "load_rm") >= 4);   // A, B, C and the reload
+  require_verifies(kernel, ctx.isa, *r.program);
 }

@@ -150,6 +150,16 @@ TEST_CASE("the other QKV kernels compile and verify") {
     for (const auto& block : r.program().constants)  // padding is zeros
       CHECK(std::all_of(block.bytes.begin(), block.bytes.end(), [](std::uint8_t b) { return b == 0; }));
   }
+  SECTION("two attention heads sharing K and V: Kᵀ and V are loaded again for the second head") {
+    // d1 holds two 64-row values: keeping Kᵀ (or V) across both heads leaves no room for the
+    // second head's Q and softmax. Phase 2 reloads them: two copies of the paper's 9 instructions.
+    auto r = testing::compile_and_verify<isa::Qkv>(kKernels + "/attention_two_heads.hlo");
+    ACT_REQUIRE_VERIFIED(r);
+    CHECK(r.size() == 18);
+    CHECK(r.count("load_cm") == 2);
+    CHECK(r.count("gemm") == 4);
+    CHECK(r.count("store_rm") == 2);
+  }
   SECTION("attention with a transposed output ends in store_cm") {
     auto r = testing::compile_and_verify<isa::Qkv>(kKernels + "/attention_transposed.hlo");
     ACT_REQUIRE_VERIFIED(r);

@@ -202,7 +202,8 @@ TEST_CASE("QKV attention's HBM image: Q, K, V at 0, 8K, 16K, output at 24K") {
   CHECK(image.outputs[0].bytes == 8192);
   CHECK(image.constant_pool_address == 32768);
   const auto lines = image.describe();
-  REQUIRE(lines.size() == 6);
+  REQUIRE(lines.size() == 7);
+  CHECK(lines[6] == "  regions aligned to 64 bytes");
   CHECK(lines[2] == "  input  k bf16[64,64]{1,0} at 8192 (8192 bytes)");
   CHECK(lines[4] == "  output output bf16[64,64]{1,0} at 24576 (8192 bytes)");
 }
@@ -219,7 +220,26 @@ TEST_CASE("a tiled kernel's image uses the tiled sizes; tuple outputs follow in 
   CHECK(image.outputs[0].bytes == 4096);
   CHECK(image.outputs[0].shape.layout.tiles.size() == 1);
   CHECK(image.outputs[1].address == 8576);
-  CHECK(image.constant_pool_address == 8576 + 48);
+  CHECK(image.constant_pool_address == 8640);  // 8576 + 48, up to a multiple of 64
+}
+
+TEST_CASE("HBM regions start at multiples of the image alignment (64 bytes by default)") {
+  const auto kernel = hlo::parse_module(read_text(shared("kernels/paper/k3_mem_format_avx.hlo")));
+  // A f32[32] (128 bytes), B f32[14,4] (224 bytes), the output f32[14,32]{T(14,16)} (1792 bytes).
+  const KernelImage aligned = kernel_image(kernel);
+  CHECK(aligned.alignment == 64);
+  CHECK(aligned.inputs[1].address == 128);
+  CHECK(aligned.outputs[0].address == 384);  // 128 + 224 = 352, rounded up
+  CHECK(aligned.constant_pool_address == 384 + 1792);
+  const KernelImage packed = kernel_image(kernel, ImageOptions{.alignment = 1});
+  CHECK(packed.outputs[0].address == 352);
+  CHECK(packed.constant_pool_address == 352 + 1792);
+  const KernelImage pages = kernel_image(kernel, ImageOptions{.alignment = 4096});
+  CHECK(pages.inputs[1].address == 4096);
+  CHECK(pages.outputs[0].address == 8192);
+  CHECK(pages.constant_pool_address == 12288);
+  for (std::int64_t bad : {0, -64, 3, 48})
+    CHECK_THROWS_WITH(kernel_image(kernel, ImageOptions{.alignment = bad}), Catch::Contains("power of two"));
 }
 
 // ---------------------------------------------------------------- assembly text

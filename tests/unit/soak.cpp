@@ -316,6 +316,21 @@ TEST_CASE("regression qkv_output_fills_d1: a program exists, and act compile fin
   check_compiles<isa::Qkv>("qkv_output_fills_d1", 3.0, 4);
 }
 
+// Random QKV kernels whose pii graph keeps more on chip than d1/d2 hold (act soak --isa qkv
+// --seed 424242, kernels 0, 3, 7, 14, 25; all timed out in phase 2 before it spilled): phase 2
+// reloads, recomputes or spills values, and the program verifies.
+TEST_CASE("regression qkv_spill_424242: phase 2 spills and reloads, the program verifies", "[soak][regression]") {
+  for (const char* name : {"qkv_spill_424242_0", "qkv_spill_424242_3", "qkv_spill_424242_7", "qkv_spill_424242_14",
+                           "qkv_spill_424242_25"}) {
+    INFO(name);
+    const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>(name, 60.0);
+    INFO(outcome.message);
+    REQUIRE(outcome);
+    CHECK(outcome.statistics.live_range_splits > 0);
+    CHECK(sim::verify(regression_kernel(name), kQkv, outcome.result->program, 5, 11).ok);
+  }
+}
+
 TEST_CASE("regression amx_row_broadcast_32: act compile finds the row-by-row program", "[soak][regression]") {
   // The 32-operand concatenate used to enter the e-graph as a 31-deep chain while the output
   // split stopped at 128-byte pieces: the e-graph hit its node limit before any pii graph.

@@ -253,12 +253,12 @@ inline GraphValues analyze_values(const select::PiiGraph& graph, const isa::IsaV
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   std::int64_t address = image.constant_pool_address;
   for (std::int64_t id : ids) {
-    address = values_detail::align_up(address, kConstantAlignment);
+    address = values_detail::align_up(address, std::max(kConstantAlignment, image.alignment));
     const auto raw = constants[id].bytes();
     v.constants.push_back(ConstantPlacement{id, address, std::vector<std::uint8_t>(raw.begin(), raw.end())});
     address += static_cast<std::int64_t>(raw.size());
   }
-  v.scratch_base = values_detail::align_up(address, kConstantAlignment);
+  v.scratch_base = values_detail::align_up(address, std::max(kConstantAlignment, image.alignment));
   for (std::size_t i = 0; i < n; ++i)
     if (graph.node(i).kind == select::PiiNodeKind::Constant)
       for (const auto& c : v.constants)

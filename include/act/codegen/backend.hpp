@@ -106,6 +106,7 @@ class CandidateStream {
       : options_(std::move(options)), state_(std::make_unique<State>()), start_(start), deadline_(deadline) {
     const auto t0 = Clock::now();
     state_->context.isa = isa;
+    state_->context.image = options_.image;
     state_->explorer = std::make_unique<select::GroupExplorer>(state_->context, kernel);
     stats_.init_seconds = backend_detail::seconds_since(t0);
     for (std::size_t g = 0; g < state_->explorer->size(); ++g) stats_.initial_enodes += state_->explorer->group(g).graph->num_nodes();

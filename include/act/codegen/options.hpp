@@ -20,6 +20,7 @@
 #include "act/isa/description.hpp"
 #include "act/select/search/explorer.hpp"
 #include "act/sim/assembly.hpp"
+#include "act/sim/kernel_image.hpp"
 
 namespace act::codegen {
 
@@ -35,6 +36,7 @@ struct Options {
   CostModel cost_model;                        // empty: the ISA's declared costs
   select::ExplorerOptions explorer = default_explorer_options();  // phase 1 (modules 2-3)
   alloc::AllocateOptions allocate;             // phase 2 (modules 4-6); Z3 is deterministic by default
+  sim::ImageOptions image;                     // the kernel's HBM image (region alignment, 64 bytes)
 
   static select::ExplorerOptions default_explorer_options() {
     select::ExplorerOptions o;

@@ -19,6 +19,7 @@
 #include <array>
 #include <string_view>
 
+#include "act/isa/amx_c.hpp"
 #include "act/isa/description.hpp"
 #include "act/isa/validate.hpp"
 
@@ -26,6 +27,8 @@ namespace act::isa {
 
 struct Amx {
   static constexpr std::string_view name = "amx";
+  // Each instruction as C intrinsics, for `act compile --format c` and `act run` (isa/amx_c.hpp).
+  static constexpr const CMapping* c_mapping = &kAmxC;
 
   static constexpr std::array buffers{
       hbm("d0", 1 << 20),

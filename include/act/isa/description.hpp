@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -95,6 +96,8 @@ struct Instruction {
   std::string_view cost = "1"; // expression over alpha, for the default cost model
 };
 
+struct CMapping;  // isa/c_mapping.hpp: how the instructions become C (optional per ISA)
+
 // A non-owning, type-erased view of an accelerator description, for code that works on any ISA
 // chosen at run time (the simulator, the CLI).
 struct IsaView {
@@ -102,6 +105,7 @@ struct IsaView {
   std::span<const Buffer> buffers;
   std::span<const StateRegister> state;
   std::span<const Instruction> instructions;
+  const CMapping* c_mapping = nullptr;  // null: the ISA cannot be emitted as C
 
   constexpr const Instruction* find_instruction(std::string_view n) const {
     for (const auto& i : instructions)
@@ -129,9 +133,13 @@ template <class Isa>
 concept HasState = requires { Isa::state; };
 
 template <class Isa>
+concept HasCMapping = requires { { Isa::c_mapping } -> std::convertible_to<const CMapping*>; };
+
+template <class Isa>
 constexpr IsaView view() {
   IsaView v{Isa::name, std::span<const Buffer>(Isa::buffers), {}, std::span<const Instruction>(Isa::instructions)};
   if constexpr (HasState<Isa>) v.state = std::span<const StateRegister>(Isa::state);
+  if constexpr (HasCMapping<Isa>) v.c_mapping = Isa::c_mapping;
   return v;
 }
 

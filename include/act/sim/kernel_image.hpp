@@ -1,6 +1,9 @@
 // The HBM image of a kernel (DESIGN.md "HBM image of a kernel"): the inputs byte-flattened in
 // parameter order from address 0, each under its layout; then the output (tuple elements in
 // order); then the constant pool. HBM beyond the pool is scratch.
+// Every region, and the constant pool, starts at a multiple of ImageOptions::alignment (64 bytes
+// by default: a region packed right after a 352-byte one straddles cache lines, which halved
+// K3's native speed; docs/design-decisions.md). Alignment 1 packs regions back to back.
 #pragma once
 
 #include <cstdint>
@@ -26,10 +29,15 @@ struct HbmRegion {
   std::int64_t end() const { return address + bytes; }
 };
 
+struct ImageOptions {
+  std::int64_t alignment = 64;  // bytes, a power of two
+};
+
 struct KernelImage {
   std::vector<HbmRegion> inputs;   // by parameter number
   std::vector<HbmRegion> outputs;  // one per result (tuple elements in order)
-  std::int64_t constant_pool_address = 0;  // first byte after the outputs
+  std::int64_t constant_pool_address = 0;  // first aligned byte after the outputs
+  std::int64_t alignment = 1;              // of every region start (ImageOptions::alignment)
 
   // Comment lines for an assembly header: "q bf16[64,64]{1,0} at 0 (8192 bytes)".
   std::vector<std::string> describe() const {
@@ -40,6 +48,7 @@ struct KernelImage {
     for (const auto& r : inputs) lines.push_back(line("input ", r));
     for (const auto& r : outputs) lines.push_back(line("output", r));
     lines.push_back(fmt::format("  constant pool from {}", constant_pool_address));
+    lines.push_back(fmt::format("  regions aligned to {} bytes", alignment));
     return lines;
   }
 
@@ -80,13 +89,22 @@ inline void check_storable(const Shape& s, std::string_view what) {
 
 }  // namespace kernel_image_detail
 
-inline KernelImage kernel_image(const hlo::Module& kernel) {
+inline KernelImage kernel_image(const hlo::Module& kernel, const ImageOptions& options = {}) {
+  const std::int64_t alignment = options.alignment;
+  if (alignment < 1 || (alignment & (alignment - 1)) != 0 || alignment > (std::int64_t{1} << 30))
+    throw Error(ErrorKind::Shape, fmt::format("HBM alignment must be a power of two from 1 to 2^30, got {}", alignment));
   if (kernel.entry < 0 || kernel.entry >= static_cast<int>(kernel.computations.size()))
     throw Error(ErrorKind::Shape, "the module has no ENTRY computation");
   const hlo::Computation& entry = kernel.entry_computation();
   KernelImage image;
+  image.alignment = alignment;
   std::int64_t address = 0;
+  auto align = [&] {
+    if (__builtin_add_overflow(address, alignment - 1, &address)) throw Error(ErrorKind::Shape, "the kernel's HBM image is too large");
+    address &= ~(alignment - 1);
+  };
   auto place = [&](std::string name, Shape shape) {
+    align();
     HbmRegion r{std::move(name), std::move(shape), address, 0};
     r.bytes = physical_byte_size(r.shape);
     if (__builtin_add_overflow(address, r.bytes, &address)) throw Error(ErrorKind::Shape, "the kernel's HBM image is too large");
@@ -129,6 +147,7 @@ inline KernelImage kernel_image(const hlo::Module& kernel) {
     kernel_image_detail::check_storable(shape, fmt::format("output '{}'", root.name));
     image.outputs.push_back(place(root.name, std::move(shape)));
   }
+  align();
   image.constant_pool_address = address;
   return image;
 }

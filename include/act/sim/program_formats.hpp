@@ -1,6 +1,6 @@
 // A compiled program in the three forms `act compile --format` offers (DESIGN.md "Assembly text"):
 //   text    the assembly (assembly.hpp), preceded by comments giving the HBM regions
-//   json    {"isa", "kernel", "hbm": {"size", "inputs", "outputs", "constant_pool"},
+//   json    {"isa", "kernel", "hbm": {"size", "inputs", "outputs", "constant_pool", "alignment"},
 //            "instructions": [{"name", "attributes": {alpha..., beta...}}], "constants": [...]}
 //   python  the kernel file TAIDL test oracles run (reference/isa_facts.md §4):
 //             def <kernel>(kernel, api):
@@ -166,7 +166,8 @@ inline std::string format_json(const Program& program, const isa::IsaView& isa, 
   for (std::size_t i = 0; i < image.inputs.size(); ++i) out += fmt::format("{}\n      {}", i ? "," : "", region(image.inputs[i]));
   out += "\n    ],\n    \"outputs\": [";
   for (std::size_t i = 0; i < image.outputs.size(); ++i) out += fmt::format("{}\n      {}", i ? "," : "", region(image.outputs[i]));
-  out += fmt::format("\n    ],\n    \"constant_pool\": {}\n  }},\n  \"instructions\": [", image.constant_pool_address);
+  out += fmt::format("\n    ],\n    \"constant_pool\": {},\n    \"alignment\": {}\n  }},\n  \"instructions\": [", image.constant_pool_address,
+                     image.alignment);
   for (std::size_t i = 0; i < program.instructions.size(); ++i) {
     const auto& ci = program.instructions[i];
     const auto names = attribute_names(formats_detail::instruction_of(ci, isa));
@@ -191,7 +192,7 @@ inline std::string format_python(const Program& program, const isa::IsaView& isa
   };
   std::string out;
   if (!options.source.empty()) out += fmt::format("# Input file: {}\n", options.source);
-  out += fmt::format("# Kernel name: {}\n# ISA: {}\n", fn, isa.name);
+  out += fmt::format("# Kernel name: {}\n# ISA: {}\n# HBM regions aligned to {} bytes\n", fn, isa.name, image.alignment);
   for (const auto& line : options.extra_header) out += fmt::format("# {}\n", line);
   out += "# Do not edit!\n\nimport jax.numpy as jnp\n\n\n";
   out += fmt::format("def {}(kernel, api):\n", fn);

@@ -37,6 +37,7 @@ struct VerifyOptions {
   double absolute_ulps = 1;  // of the output's largest magnitude
   // HBM size; default: what the ISA declares.
   std::optional<std::int64_t> hbm_bytes;
+  ImageOptions image;  // must be the layout the program was compiled for
 };
 
 struct VerifyResult {
@@ -120,7 +121,7 @@ inline std::int64_t first_mismatch(const Literal& expected, const Literal& got, 
 // laid out or evaluated throws act::Error (bad input, not a verification failure).
 inline VerifyResult verify(const hlo::Module& kernel, const isa::IsaView& isa, const Program& program,
                            const VerifyOptions& options = {}) {
-  const KernelImage image = kernel_image(kernel);
+  const KernelImage image = kernel_image(kernel, options.image);
   const hlo::Computation& entry = kernel.entry_computation();
   MachineOptions machine_options;
   machine_options.hbm_bytes = options.hbm_bytes;

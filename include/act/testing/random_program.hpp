@@ -31,6 +31,7 @@
 #include "act/hlo/parser.hpp"
 #include "act/isa/description.hpp"
 #include "act/sim/assembly.hpp"
+#include "act/sim/kernel_image.hpp"
 #include "act/sym/expr.hpp"
 #include "act/testing/random_kernel.hpp"
 
@@ -99,13 +100,20 @@ class Lifter {
     rows_.assign(isa_.buffers.size(), {});
     const int hbm = hbm_index();
     std::int64_t hbm_rows = 0;
+    // Regions start where sim::kernel_image puts them: at multiples of the image alignment.
+    const std::int64_t alignment = sim::ImageOptions{}.alignment;
+    auto align_rows = [&] {
+      while ((hbm_rows * row_bytes_) % alignment != 0) ++hbm_rows;
+    };
     const int inputs = static_cast<int>(random_.between(1, options_.max_inputs));
     for (int i = 0; i < inputs; ++i) {
+      align_rows();
       const std::int64_t r = random_.pick(t_.rows);
       const int p = b_.parameter(Shape(type_, {r, t_.width}), fmt::format("in{}", i));
       for (std::int64_t k = 0; k < r; ++k) set_row(hbm, hbm_rows + k, {p, k});
       hbm_rows += r;
     }
+    align_rows();
     output_begin_ = hbm_rows;
     output_end_ = hbm_rows + random_.pick(t_.rows);
     for (std::size_t b = 0; b < isa_.buffers.size(); ++b)

@@ -90,7 +90,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   using init_detail::Id;
   TensorBuilder b(graph, context);
   InitialGraph result;
-  result.image = sim::kernel_image(kernel);
+  result.image = sim::kernel_image(kernel, context.image);
   const hlo::Computation& entry = kernel.entry_computation();
   std::vector<bool> needed(entry.instructions.size(), true);
   if (!outputs.empty()) {

@@ -34,6 +34,7 @@
 #include "act/hlo/opcode.hpp"
 #include "act/isa/description.hpp"
 #include "act/select/constant_pool.hpp"
+#include "act/sim/kernel_image.hpp"
 
 namespace act::select {
 
@@ -227,6 +228,7 @@ struct SelectionContext {
   NodeAttributesTable attributes;
   ConstantTable constants;
   isa::IsaView isa;
+  sim::ImageOptions image;  // how the kernel's HBM image is laid out (region alignment)
   // Output type of each (instruction, alpha) seen so far; filled lazily by infer_type
   // (type_inference.hpp) because computing it parses the instruction's semantics.
   mutable std::map<std::pair<std::size_t, std::vector<std::int64_t>>, Shape> pii_output_types;

@@ -80,6 +80,7 @@ class GroupExplorer {
       if (outputs.size() > 1) {
         own = std::make_unique<SelectionContext>();
         own->isa = context.isa;
+        own->image = context.image;
       }
       auto g = std::make_unique<Group>(own ? own.get() : &context);
       g->own_context = std::move(own);
@@ -178,6 +179,7 @@ class GroupExplorer {
       g.own_rules = RuleSet();
       g.own_context = std::make_unique<SelectionContext>();
       g.own_context->isa = context_.isa;
+      g.own_context->image = context_.image;
       g.context = g.own_context.get();
       g.own_rules = rule_set(*g.context);
       ++g.deeper_split;
