@@ -73,6 +73,19 @@ class Checker {
     throw Error(ErrorKind::Shape, fmt::format("{}: {}", op_, message), inst_.location);
   }
 
+  // Size arithmetic on attribute values (padding, window sizes) that may be any int64: an
+  // overflow is the input's error, not undefined behaviour.
+  std::int64_t add(std::int64_t a, std::int64_t b) const {
+    std::int64_t r = 0;
+    if (__builtin_add_overflow(a, b, &r)) fail(fmt::format("size arithmetic overflows ({} + {})", a, b));
+    return r;
+  }
+  std::int64_t multiply(std::int64_t a, std::int64_t b) const {
+    std::int64_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r)) fail(fmt::format("size arithmetic overflows ({} * {})", a, b));
+    return r;
+  }
+
   const Shape& operand(std::size_t i) const { return *ops_[i]; }
   std::size_t count() const { return ops_.size(); }
 
@@ -238,7 +251,8 @@ class Checker {
       if (r.stride < 1) fail(fmt::format("stride {} of dimension {} must be positive", r.stride, d));
       if (r.start < 0 || r.limit < r.start || (size >= 0 && r.limit > size))
         fail(fmt::format("range [{}:{}] of dimension {} is out of bounds for size {}", r.start, r.limit, d, size));
-      out.push_back((r.limit - r.start + r.stride - 1) / r.stride);
+      const std::int64_t extent = r.limit - r.start;  // >= 0, no overflow: 0 <= start <= limit
+      out.push_back(extent / r.stride + (extent % r.stride != 0 ? 1 : 0));
     }
     return array(in.dtype, out);
   }
@@ -305,7 +319,7 @@ class Checker {
       for (std::size_t k = 0; k < s.dims.size(); ++k) {
         const auto size = known_dim(s, k);
         if (static_cast<std::int64_t>(k) == d) {
-          out[k] = out[k] < 0 || size < 0 ? -1 : out[k] + size;
+          out[k] = out[k] < 0 || size < 0 ? -1 : add(out[k], size);
         } else if (!dims_agree(out[k], size)) {
           fail(fmt::format("operand {} dimension {} has size {} but operand 0 has {}", i, k, size, out[k]));
         }
@@ -314,13 +328,20 @@ class Checker {
     return array(first.dtype, out);
   }
 
-  Shape pad() const {
+  // As XLA's shape inference: the padding value's type may differ from the operand's in
+  // floating-point precision only (bf16 data, f32 value), and the result has the more precise
+  // of the two; a declared result may also have the other one (XLA's mixed-precision
+  // verifier). The parser then converts the operands to the result type.
+  Shape pad(const std::optional<Shape>& declared) const {
     expect_count(2);
     const Shape& in = array_operand(0);
     const Shape& value = array_operand(1);
     if (value.rank() != 0) fail(fmt::format("padding value must be a scalar, got {}", to_string(value)));
-    if (value.dtype != in.dtype)
+    const bool both_float = is_float(value.dtype) && is_float(in.dtype);
+    if (value.dtype != in.dtype && !both_float)
       fail(fmt::format("padding value type {} differs from operand {}", name(value.dtype), name(in.dtype)));
+    DType result = byte_width(value.dtype) > byte_width(in.dtype) ? value.dtype : in.dtype;
+    if (declared && !declared->is_tuple && (declared->dtype == in.dtype || declared->dtype == value.dtype)) result = declared->dtype;
     if (static_cast<std::int64_t>(inst_.padding.size()) != in.rank())
       fail(fmt::format("padding has {} dimensions for an operand of rank {}", inst_.padding.size(), in.rank()));
     std::vector<std::int64_t> out;
@@ -332,11 +353,11 @@ class Checker {
         out.push_back(-1);
         continue;
       }
-      const auto size = p.low + p.high + n + (n > 0 ? (n - 1) * p.interior : 0);
+      const auto size = add(add(p.low, p.high), add(n, n > 0 ? multiply(n - 1, p.interior) : 0));
       if (size < 0) fail(fmt::format("padding of dimension {} gives negative size {}", d, size));
       out.push_back(size);
     }
-    return array(in.dtype, out);
+    return array(result, out);
   }
 
   Shape reverse() const {
@@ -481,8 +502,8 @@ class Checker {
         continue;
       }
       if (stride[d] < 1 || base[d] < 1 || dilation[d] < 1 || size[d] < 0) fail("window sizes, strides and dilations must be positive");
-      const auto padded = (n > 0 ? (n - 1) * base[d] + 1 : 0) + low[d] + high[d];
-      const auto window_extent = size[d] > 0 ? (size[d] - 1) * dilation[d] + 1 : 0;
+      const auto padded = add(n > 0 ? add(multiply(n - 1, base[d]), 1) : 0, add(low[d], high[d]));
+      const auto window_extent = size[d] > 0 ? add(multiply(size[d] - 1, dilation[d]), 1) : 0;
       out.push_back(padded < window_extent ? 0 : (padded - window_extent) / stride[d] + 1);
     }
     return array(in.dtype, out);
@@ -583,7 +604,7 @@ inline Shape check_instruction(const Instruction& inst, std::span<const Shape* c
     case Opcode::DynamicSlice: inferred = c.dynamic_slice(); break;
     case Opcode::DynamicUpdateSlice: inferred = c.dynamic_update_slice(); break;
     case Opcode::Concatenate: inferred = c.concatenate(); break;
-    case Opcode::Pad: inferred = c.pad(); break;
+    case Opcode::Pad: inferred = c.pad(declared); break;
     case Opcode::Reverse: inferred = c.reverse(); break;
     case Opcode::Reduce: inferred = c.reduce(); break;
     case Opcode::Dot: inferred = c.dot(declared); break;
@@ -607,7 +628,12 @@ inline Shape check_instruction(const Instruction& inst, std::span<const Shape* c
       return need_declared();
     }
   }
-  if (!declared) return *inferred;
+  if (!declared) {
+    // An inferred shape has not been through the parser's size limit (pad, concatenate).
+    if (!inferred->is_tuple && !bounded_byte_size(*inferred))
+      c.fail(fmt::format("the result {} is larger than act's limit of 2^40 bytes for one array", to_string(*inferred)));
+    return *inferred;
+  }
   if (!compatible(*declared, *inferred))
     c.fail(fmt::format("declared shape {} does not match the inferred shape {}", to_string(*declared),
                        to_string(*inferred)));
