@@ -284,12 +284,9 @@ TEST_CASE("regression qkv_extract_overruns_timeout parses and evaluates", "[soak
 
 TEST_CASE("regression qkv_extract_overruns_timeout: the compile stops on its timeout", "[soak][regression]") {
   // It used to run for minutes inside one extraction level; the extractor now reads the
-  // compile deadline. Asserted: the outcome arrives and says "timeout" (the elapsed bound is
-  // only a hang guard, 10x the budget).
-  const auto t0 = std::chrono::steady_clock::now();
+  // compile deadline. Asserted: the outcome arrives and says "timeout". No wall-clock bound
+  // here (it would flake under load); a hang is ctest's timeout.
   const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>("qkv_extract_overruns_timeout", 2.0);
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  CHECK(elapsed < 20.0);
   if (outcome) {  // should phase 1 ever find a program in time, it must be right
     CHECK(sim::verify(regression_kernel("qkv_extract_overruns_timeout"), kQkv, outcome.result->program, 3, 1).ok);
   } else {
