@@ -3,6 +3,7 @@
 #   cmake -DACT=/path/act -DARGS="verify|--isa|qkv|k.hlo|p.asm" -DEXIT=1 -DMATCH="mismatch" -P check_exit.cmake
 # Optional:
 #   -DSTDOUT=FILE    standard output goes to FILE (e.g. /dev/full); MATCH then sees stderr only
+#   -DNOMATCH=REGEX  the output must not match REGEX
 #   -DULIMIT_KB=N    runs under `ulimit -v N` (virtual memory in KiB; not under sanitizers)
 #   -DCOPY=SRC|DST   copies SRC to DST first (a scratch input the command may try to overwrite),
 #                    and afterwards checks that DST is still byte-identical to SRC
@@ -29,6 +30,9 @@ if(NOT "${code}" STREQUAL "${EXIT}")
 endif()
 if(DEFINED MATCH AND NOT "${MATCH}" STREQUAL "" AND NOT all MATCHES "${MATCH}")
   message(FATAL_ERROR "act ${arguments}: output does not match '${MATCH}':\n${all}")
+endif()
+if(DEFINED NOMATCH AND NOT "${NOMATCH}" STREQUAL "" AND all MATCHES "${NOMATCH}")
+  message(FATAL_ERROR "act ${arguments}: output matches '${NOMATCH}', which it must not:\n${all}")
 endif()
 if(DEFINED COPY AND NOT "${COPY}" STREQUAL "")
   file(SHA256 "${copy_source}" source_hash)
