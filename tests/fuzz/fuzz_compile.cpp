@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -29,6 +31,18 @@ namespace {
 constexpr std::size_t kMaxInputBytes = 8192;
 constexpr std::int64_t kMaxElements = 1 << 14;
 constexpr std::size_t kMaxInstructions = 48;
+
+// How far inputs get, printed at exit when ACT_FUZZ_COMPILE_STATS is set (to tell whether the
+// fuzzer reaches the compiler at all, not only the parser).
+struct Counts {
+  long inputs = 0, parsed = 0, small = 0, searched = 0, compiled = 0, verified = 0;
+  ~Counts() {
+    if (std::getenv("ACT_FUZZ_COMPILE_STATS"))
+      std::fprintf(stderr, "fuzz_compile: %ld inputs, %ld parsed, %ld small enough, %ld searched, %ld compiled, %ld verified\n",
+                   inputs, parsed, small, searched, compiled, verified);
+  }
+};
+Counts counts;
 
 bool small_enough(const act::hlo::Module& module) {
   for (const auto& computation : module.computations) {
@@ -60,6 +74,7 @@ void compile_and_verify(const act::hlo::Module& kernel, std::string_view text) {
   options.deterministic = true;
   options.max_candidates = 1;
   act::codegen::CompileOutcome outcome;
+  ++counts.searched;
   try {
     outcome = act::Backend<Isa>().try_compile(kernel, options);
   } catch (const act::Error& e) {
@@ -67,6 +82,7 @@ void compile_and_verify(const act::hlo::Module& kernel, std::string_view text) {
     return;  // e.g. the interpreter refuses a constant it would fold
   }
   if (!outcome) return;
+  ++counts.compiled;
   act::sim::VerifyResult verified;
   try {
     verified = act::sim::verify(kernel, isa, outcome.result->program, 2, 1);
@@ -75,11 +91,13 @@ void compile_and_verify(const act::hlo::Module& kernel, std::string_view text) {
     return;  // the reference interpreter refuses the kernel (e.g. an op it does not evaluate)
   }
   if (!verified.ok) act::fuzz::fuzz_fail("miscompile: the compiled program does not verify", verified.message + "\n" + std::string(text));
+  ++counts.verified;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  ++counts.inputs;
   if (size > kMaxInputBytes) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   act::hlo::Module kernel;
@@ -89,7 +107,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     act::fuzz::check_error_location(e, text);
     return 0;
   }
+  ++counts.parsed;
   if (!small_enough(kernel)) return 0;
+  ++counts.small;
   if (text.substr(0, 6) == "// amx") compile_and_verify<act::isa::Amx>(kernel, text);
   else compile_and_verify<act::isa::Qkv>(kernel, text);
   return 0;
