@@ -6,6 +6,10 @@
 // Kernels past kMaxElements elements in one array or kMaxInstructions instructions are skipped:
 // the target looks for crashes and miscompiles on small kernels, not for time or memory limits.
 //
+// Mutations: half of them are libFuzzer's own (bytes), half keep the text a module more often
+// (LLVMFuzzerCustomMutator below): every occurrence of one number or one element type replaced
+// by another (shapes stay consistent), or one elementwise binary opcode swapped for another.
+//
 // Contract: every input either fails to parse with a located error, is refused by
 // codegen::preflight, gets "no program" (CompileOutcome without a result), or compiles to a
 // program that verifies on 2 random trials. An act::Error of kind Internal, any other exception,
@@ -15,11 +19,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cctype>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "act/codegen/backend.hpp"
 #include "act/codegen/preflight.hpp"
+#include "act/core/random.hpp"
 #include "act/hlo/parser.hpp"
 #include "act/isa/amx.hpp"
 #include "act/isa/qkv.hpp"
@@ -94,7 +103,67 @@ void compile_and_verify(const act::hlo::Module& kernel, std::string_view text) {
   ++counts.verified;
 }
 
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-'; }
+
+// Start offsets of `word` in `text` as a whole word.
+std::vector<std::size_t> occurrences(const std::string& text, std::string_view word) {
+  std::vector<std::size_t> at;
+  for (std::size_t p = text.find(word); p != std::string::npos; p = text.find(word, p + 1)) {
+    const bool left = p == 0 || !word_char(text[p - 1]);
+    const bool right = p + word.size() >= text.size() || !word_char(text[p + word.size()]);
+    if (left && right) at.push_back(p);
+  }
+  return at;
+}
+
+std::string replace_at(std::string text, const std::vector<std::size_t>& at, std::size_t length, std::string_view by) {
+  for (auto it = at.rbegin(); it != at.rend(); ++it) text.replace(*it, length, by);
+  return text;
+}
+
+// One structure-keeping mutation of HLO text, or nothing when none applies.
+std::optional<std::string> mutate_module(const std::string& text, act::SplitMix64& random) {
+  static const std::vector<std::string> numbers{"0", "1", "2", "3", "4", "8", "15", "16", "17", "31", "32", "33", "48", "63", "64", "65", "96", "128"};
+  static const std::vector<std::string> types{"bf16", "f32", "f16", "s8", "u8", "s32"};
+  static const std::vector<std::string> binary{"add", "subtract", "multiply", "maximum", "minimum", "divide"};
+  switch (random.below(3)) {
+    case 0: {  // every occurrence of one number
+      const std::string& from = random.pick(numbers);
+      const auto at = occurrences(text, from);
+      if (at.empty()) return std::nullopt;
+      return replace_at(text, at, from.size(), random.pick(numbers));
+    }
+    case 1: {  // every occurrence of one element type
+      const std::string& from = random.pick(types);
+      const auto at = occurrences(text, from);
+      if (at.empty()) return std::nullopt;
+      return replace_at(text, at, from.size(), random.pick(types));
+    }
+    default: {  // one elementwise binary opcode
+      const std::string& from = random.pick(binary);
+      std::vector<std::size_t> calls;
+      for (std::size_t p = text.find(from + "("); p != std::string::npos; p = text.find(from + "(", p + 1))
+        if (p == 0 || !word_char(text[p - 1])) calls.push_back(p);
+      if (calls.empty()) return std::nullopt;
+      return replace_at(text, {calls[static_cast<std::size_t>(random.below(static_cast<std::int64_t>(calls.size())))]}, from.size(),
+                        random.pick(binary));
+    }
+  }
+}
+
 }  // namespace
+
+extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, std::size_t max_size);
+
+extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t size, std::size_t max_size, unsigned int seed) {
+  act::SplitMix64 random{seed};
+  if (random.below(2) == 0) return LLVMFuzzerMutate(data, size, max_size);
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const std::optional<std::string> mutated = mutate_module(text, random);
+  if (!mutated || mutated->size() > max_size) return LLVMFuzzerMutate(data, size, max_size);
+  std::memcpy(data, mutated->data(), mutated->size());
+  return mutated->size();
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   ++counts.inputs;
