@@ -6,12 +6,16 @@
 // feature the program needs, so nothing ran. No exception escapes main.
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -22,7 +26,9 @@
 #include <fmt/format.h>
 
 #include "act/codegen/backend.hpp"
+#include "act/codegen/preflight.hpp"
 #include "act/core/error.hpp"
+#include "act/hlo/inline.hpp"
 #include "act/hlo/parser.hpp"
 #include "act/hlo/printer.hpp"
 #include "act/isa/registry.hpp"
@@ -44,6 +50,19 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitBadInput = 2;
 constexpr int kExitCpuLacksFeature = 3;
+
+// Input files (HLO, assembly) are read whole up to this size: 64 MiB is 250x the largest
+// module of the corpus, and far beyond any tiled kernel.
+constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
+// Timeouts and hang limits: at most 10^6 s (11.6 days), so deadlines stay far inside the clock.
+constexpr double kMaxSeconds = 1e6;
+// Counts a user may ask for: trials, kernels, jobs.
+constexpr std::int64_t kMaxTrials = 1'000'000;
+constexpr std::int64_t kMaxKernels = 1'000'000;
+constexpr std::int64_t kMaxJobs = 1024;
+
+// What the command is doing, for an out-of-memory message ("while compiling 'k.hlo'").
+std::string g_phase = "starting";
 
 // A bad command line: reported with the command's usage, exit 2.
 struct UsageError {
@@ -80,14 +99,34 @@ class Args {
     }
     return std::nullopt;
   }
-  std::int64_t integer_option(std::string_view name, std::int64_t fallback, std::int64_t min) {
+  // An integer in [min, max]; anything else (not a number, out of range) is a usage error,
+  // never a silently narrowed or wrapped value.
+  std::int64_t integer_option(std::string_view name, std::int64_t fallback, std::int64_t min,
+                              std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
     const auto text = option(name);
     if (!text) return fallback;
     std::int64_t value = 0;
     const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-    if (ec != std::errc() || ptr != text->data() + text->size() || value < min)
-      throw UsageError{fmt::format("{} needs an integer >= {}, got '{}'", name, min, *text)};
+    if (ec != std::errc() || ptr != text->data() + text->size() || value < min || value > max) {
+      if (max == std::numeric_limits<std::int64_t>::max())
+        throw UsageError{fmt::format("{} needs an integer >= {}, got '{}'", name, min, *text)};
+      throw UsageError{fmt::format("{} needs an integer from {} to {}, got '{}'", name, min, max, *text)};
+    }
     return value;
+  }
+  // A finite number of seconds in (0, kMaxSeconds] (or [0, ...] when zero_allowed): larger
+  // values would overflow the clock's deadline arithmetic.
+  std::optional<double> seconds_option(std::string_view name, bool zero_allowed = false) {
+    const auto text = option(name);
+    if (!text) return std::nullopt;
+    double seconds = -1;
+    const auto [ptr, ec] = std::from_chars(text->data(), text->data() + text->size(), seconds);
+    const bool ok = ec == std::errc() && ptr == text->data() + text->size() && std::isfinite(seconds) &&
+                    (zero_allowed ? seconds >= 0 : seconds > 0) && seconds <= kMaxSeconds;
+    if (!ok)
+      throw UsageError{fmt::format("{} needs a number of seconds {} 0 and <= {:g}, got '{}'", name, zero_allowed ? ">=" : ">",
+                                   kMaxSeconds, *text)};
+    return seconds;
   }
   // The remaining arguments, which must be exactly `count` positionals.
   std::vector<std::string_view> positionals(std::size_t count) { return positionals(count, count); }
@@ -110,13 +149,25 @@ class Args {
   std::vector<bool> used_;
 };
 
+// Reads a whole text input, at most kMaxInputBytes: a device that never ends (/dev/zero) or a
+// huge file gets an error instead of filling memory, and a directory is not an empty file.
 std::string read_file(std::string_view path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(std::filesystem::path(path), ec))
+    throw act::Error(act::ErrorKind::Io, fmt::format("'{}' is a directory, not a file", path));
   std::ifstream in{std::string(path), std::ios::binary};
   if (!in) throw act::Error(act::ErrorKind::Io, fmt::format("cannot open '{}'", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  std::string text;
+  std::vector<char> chunk(1 << 16);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputBytes)
+      throw act::Error(act::ErrorKind::Io, fmt::format("'{}' is larger than act's limit of {} MiB for an input file", path,
+                                                       kMaxInputBytes >> 20));
+  }
   if (in.bad()) throw act::Error(act::ErrorKind::Io, fmt::format("cannot read '{}'", path));
-  return ss.str();
+  return text;
 }
 
 // Runs `f`, prefixing the file name to errors located in its text ("a.hlo:3:7: parse error: ...").
@@ -130,7 +181,9 @@ auto in_file(std::string_view path, F&& f) {
 }
 
 act::hlo::Module load_module(std::string_view path) {
+  g_phase = fmt::format("reading '{}'", path);
   const std::string text = read_file(path);
+  g_phase = fmt::format("parsing '{}'", path);
   return in_file(path, [&] { return act::hlo::parse_module(text); });
 }
 
@@ -143,11 +196,47 @@ act::sim::ImageOptions image_options(Args& args) {
   return image;
 }
 
+// The kernel to compile or verify: the module's entry, or the computation --computation names
+// (a fused computation of an XLA dump), with its calls and fusions inlined (hlo/inline.hpp).
+act::hlo::Module load_kernel(std::string_view path, std::optional<std::string_view> computation) {
+  act::hlo::Module module = load_module(path);
+  return in_file(path, [&] {
+    if (computation) module = act::hlo::select_computation(module, *computation);
+    return act::hlo::inline_calls(module);
+  });
+}
+
+// Writes `text` to `path` and checks that it reached the file (a full disk shows at flush or
+// close, not at the write).
+void write_file(std::string_view path, const std::string& text) {
+  g_phase = fmt::format("writing '{}'", path);
+  std::ofstream out{std::string(path), std::ios::binary};
+  if (!out) throw act::Error(act::ErrorKind::Io, fmt::format("cannot open '{}' for writing", path));
+  out << text;
+  out.close();
+  if (!out) throw act::Error(act::ErrorKind::Io, fmt::format("cannot write '{}'", path));
+}
+
+// Writes to standard output and checks that it got there (stdout may be a full disk or a
+// closed pipe).
+void write_stdout(const std::string& text) {
+  std::cout << text << std::flush;
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw act::Error(act::ErrorKind::Io, "cannot write to standard output");
+}
+
+// True when `a` and `b` name the same existing file (so `-o` cannot overwrite the input).
+bool same_file(std::string_view a, std::string_view b) {
+  std::error_code ec;
+  const bool same = std::filesystem::equivalent(std::filesystem::path(a), std::filesystem::path(b), ec);
+  return !ec && same;
+}
+
 // ---------------------------------------------------------------- subcommands
 
 int run_parse(Args& args) {
   const auto files = args.positionals(1);
-  std::cout << act::hlo::print_module(load_module(files[0]));
+  write_stdout(act::hlo::print_module(load_module(files[0])));
   return kExitOk;
 }
 
@@ -155,16 +244,19 @@ int run_verify(Args& args) {
   const auto isa_name = args.option("--isa");
   if (!isa_name) throw UsageError{"--isa NAME is required"};
   act::sim::VerifyOptions options;
-  options.trials = static_cast<int>(args.integer_option("--trials", 10, 1));
+  options.trials = static_cast<int>(args.integer_option("--trials", 10, 1, kMaxTrials));
   options.seed = static_cast<std::uint64_t>(args.integer_option("--seed", 0, 0));
   options.image = image_options(args);
+  const auto computation = args.option("--computation");
   const auto files = args.positionals(2);
   const act::isa::IsaView isa = act::isa::find_view(*isa_name);
-  const act::hlo::Module kernel = load_module(files[0]);
+  const act::hlo::Module kernel = load_kernel(files[0], computation);
+  g_phase = fmt::format("reading '{}'", files[1]);
   const std::string program_text = read_file(files[1]);
   const act::sim::Program program = in_file(files[1], [&] { return act::sim::parse_program(program_text, isa); });
+  g_phase = "verifying";
   const act::sim::VerifyResult result = act::sim::verify(kernel, isa, program, options);
-  std::cout << result.message << "\n";
+  write_stdout(result.message + "\n");
   return result.ok ? kExitOk : kExitFailed;
 }
 
@@ -219,27 +311,32 @@ int run_compile(Args& args) {
   if (args.flag("--verify")) trials = 10;
   else if (const auto n = args.option("--verify")) {
     const auto [ptr, ec] = std::from_chars(n->data(), n->data() + n->size(), trials);
-    if (ec != std::errc() || ptr != n->data() + n->size() || trials < 1)
-      throw UsageError{fmt::format("--verify=N needs an integer >= 1, got '{}'", *n)};
+    if (ec != std::errc() || ptr != n->data() + n->size() || trials < 1 || trials > kMaxTrials)
+      throw UsageError{fmt::format("--verify=N needs an integer from 1 to {}, got '{}'", kMaxTrials, *n)};
   }
   act::codegen::Options options;
-  if (const auto timeout = args.option("--timeout")) {
-    double seconds = 0;
-    const auto [ptr, ec] = std::from_chars(timeout->data(), timeout->data() + timeout->size(), seconds);
-    if (ec != std::errc() || ptr != timeout->data() + timeout->size() || !(seconds > 0))
-      throw UsageError{fmt::format("--timeout needs a number of seconds > 0, got '{}'", *timeout)};
-    options.timeout = std::chrono::duration<double>(seconds);
-  }
+  if (const auto seconds = args.seconds_option("--timeout")) options.timeout = std::chrono::duration<double>(*seconds);
   options.deterministic = args.flag("--deterministic");
   options.max_candidates = static_cast<std::size_t>(args.integer_option("--candidates", 0, 1));
   options.image = image_options(args);
   const bool stats = args.flag("--stats");
   const bool hex = args.flag("--hex");
   const auto dot = args.option("--dot");
+  const auto computation = args.option("--computation");
   const auto files = args.positionals(1);
+  for (const auto written : {output, dot})
+    if (written && same_file(*written, files[0]))
+      throw UsageError{fmt::format("'{}' is the input file; act does not overwrite its input", *written)};
   const act::isa::IsaView isa = act::isa::find_view(*isa_name);
   if (c_format && !isa.c_mapping) throw UsageError{fmt::format("ISA {} has no C mapping; --format c needs one", isa.name)};
-  const act::hlo::Module kernel = load_module(files[0]);
+  const act::hlo::Module kernel = load_kernel(files[0], computation);
+  g_phase = fmt::format("compiling '{}' for ISA {}", files[0], isa.name);
+  // Kernels no program can exist for (tensors larger than the ISA's memories) or that act
+  // does not compile (zero-element tensors) end here, before the search.
+  if (const auto refusal = in_file(files[0], [&] { return act::codegen::preflight(kernel, isa); })) {
+    std::cerr << "act compile: " << *refusal << "\n";
+    return kExitFailed;
+  }
   act::codegen::CompileOutcome outcome = act::isa::with_isa(*isa_name, [&](auto type) {
     using Isa = typename decltype(type)::type;
     return in_file(files[0], [&] { return act::Backend<Isa>().try_compile(kernel, options); });
@@ -262,20 +359,14 @@ int run_compile(Args& args) {
                                      {.function_name = act::native::c_identifier(kernel.name.empty() ? "kernel" : kernel.name),
                                       .source = std::string(files[0])})
                : act::sim::format_program(*format, result.program, isa, result.image, print);
-  if (output) {
-    std::ofstream out{std::string(*output), std::ios::binary};
-    if (!out || !(out << text)) throw act::Error(act::ErrorKind::Io, fmt::format("cannot write '{}'", *output));
-  } else {
-    std::cout << text;
-  }
-  if (dot) {
-    std::ofstream out{std::string(*dot), std::ios::binary};
-    if (!out || !(out << result.dot)) throw act::Error(act::ErrorKind::Io, fmt::format("cannot write '{}'", *dot));
-  }
+  if (output) write_file(*output, text);
+  else write_stdout(text);
+  if (dot) write_file(*dot, result.dot);
   if (trials > 0) {
     act::sim::VerifyOptions verify;
     verify.trials = trials;
     verify.image = options.image;
+    g_phase = "verifying the compiled program";
     const act::sim::VerifyResult v = act::sim::verify(kernel, isa, result.program, verify);
     std::cerr << v.message << "\n";
     if (!v.ok) return kExitFailed;
@@ -349,36 +440,23 @@ int run_soak(Args& args) {
   const auto isa_name = args.option("--isa");
   if (!isa_name) throw UsageError{"--isa NAME is required"};
   act::testing::SoakOptions options;
-  options.kernels = static_cast<std::size_t>(args.integer_option("--kernels", 100, 1));
+  options.kernels = static_cast<std::size_t>(args.integer_option("--kernels", 100, 1, kMaxKernels));
   options.seed = static_cast<std::uint64_t>(args.integer_option("--seed", 0, 0));
-  options.jobs = static_cast<int>(args.integer_option("--jobs", args.integer_option("-j", 1, 1), 1));
-  options.verify_trials = static_cast<int>(args.integer_option("--trials", 3, 1));
-  options.kernel.max_nodes = static_cast<int>(args.integer_option("--max-nodes", 89, 7));
-  options.shrink_steps = static_cast<int>(args.integer_option("--shrink-steps", 60, 0));
+  options.jobs = static_cast<int>(args.integer_option("--jobs", args.integer_option("-j", 1, 1, kMaxJobs), 1, kMaxJobs));
+  options.verify_trials = static_cast<int>(args.integer_option("--trials", 3, 1, kMaxTrials));
+  options.kernel.max_nodes = static_cast<int>(args.integer_option("--max-nodes", 89, 7, 10'000));
+  options.shrink_steps = static_cast<int>(args.integer_option("--shrink-steps", 60, 0, 1'000'000));
   const auto mode = args.option("--mode");
   if (!mode || *mode == "sound") options.mode = act::testing::SoakMode::Sound;
   else if (*mode == "complete") options.mode = act::testing::SoakMode::Complete;
   else throw UsageError{fmt::format("--mode must be sound or complete, got '{}'", *mode)};
-  if (const auto timeout = args.option("--timeout")) {
-    double seconds = 0;
-    const auto [ptr, ec] = std::from_chars(timeout->data(), timeout->data() + timeout->size(), seconds);
-    if (ec != std::errc() || ptr != timeout->data() + timeout->size() || !(seconds > 0))
-      throw UsageError{fmt::format("--timeout needs a number of seconds > 0, got '{}'", *timeout)};
-    options.timeout_seconds = seconds;
-  }
+  if (const auto seconds = args.seconds_option("--timeout")) options.timeout_seconds = *seconds;
   if (const auto save = args.option("--save")) options.save = std::string(*save);
   // --hang S: each kernel in a child process killed after S seconds (a safety net against a
   // compile that ignores its timeout; leave the shrinker time, e.g. 10 x timeout + 5). Default
   // 0: everything in this process, since compiles stop on their timeout.
-  options.hang_seconds = 0;
-  if (const auto hang = args.option("--hang")) {
-    double seconds = -1;
-    const auto [ptr, ec] = std::from_chars(hang->data(), hang->data() + hang->size(), seconds);
-    if (ec != std::errc() || ptr != hang->data() + hang->size() || seconds < 0)
-      throw UsageError{fmt::format("--hang needs a number of seconds >= 0, got '{}'", *hang)};
-    options.hang_seconds = seconds;
-  }
-  options.first_index = static_cast<std::size_t>(args.integer_option("--start", 0, 0));
+  options.hang_seconds = args.seconds_option("--hang", true).value_or(0);
+  options.first_index = static_cast<std::size_t>(args.integer_option("--start", 0, 0, std::numeric_limits<std::int64_t>::max() - kMaxKernels));
   const bool json = args.flag("--json");
   const bool quiet = args.flag("--quiet");
   std::mutex print_mutex;
@@ -423,11 +501,11 @@ struct Command {
 
 constexpr Command kCommands[] = {
     {"parse", "FILE.hlo", "check an HLO module and print it in XLA's text form", run_parse},
-    {"verify", "--isa NAME KERNEL.hlo PROGRAM.asm [--trials N] [--seed S] [--align N]",
+    {"verify", "--isa NAME KERNEL.hlo PROGRAM.asm [--trials N] [--seed S] [--align N] [--computation NAME]",
      "run the program in the simulator on random inputs and compare with the kernel", run_verify},
     {"compile",
      "--isa NAME KERNEL.hlo [-o FILE] [--format text|json|python|c] [--verify[=N]] [--timeout S] [--deterministic] "
-     "[--candidates N] [--stats] [--dot FILE] [--hex] [--align N]",
+     "[--candidates N] [--stats] [--dot FILE] [--hex] [--align N] [--computation NAME]",
      "compile the kernel to assembly for the ISA (exit 1 when no program is found within the budget)", run_compile},
     {"run",
      "--isa NAME KERNEL.hlo [PROGRAM.asm] [--trials N] [--seed S] [--align N] [--emulate] [--cc COMPILER] [-o FILE.c] "
@@ -491,9 +569,23 @@ int run(std::span<char*> argv) {
 
 }  // namespace
 
+// Exit code of a command that ran: its own, unless standard output lost what it printed.
+int checked_exit(int code) {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::cerr << "act: i/o error: cannot write to standard output\n";
+    return kExitBadInput;
+  }
+  return code;
+}
+
 int main(int argc, char** argv) {
   try {
-    return run(std::span<char*>(argv, static_cast<std::size_t>(argc)));
+    return checked_exit(run(std::span<char*>(argv, static_cast<std::size_t>(argc))));
+  } catch (const std::bad_alloc&) {
+    // Out of memory is a resource limit, not bad input: a compile that runs out has found no
+    // program (exit 1); reading, parsing or verifying a kernel too large to hold is exit 2.
+    std::cerr << "act: out of memory while " << g_phase << "\n";
+    return g_phase.rfind("compiling", 0) == 0 ? kExitFailed : kExitBadInput;
   } catch (const FileError& e) {
     std::cerr << "act: " << e.message << "\n";
     return kExitBadInput;

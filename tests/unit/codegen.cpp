@@ -177,9 +177,7 @@ TEST_CASE("a kernel the ISA cannot express ends with NoProgram within the timeou
   CHECK_THAT(outcome.message, Catch::Contains("no program for kernel 'sine_f32' on ISA qkv") &&
                                   Catch::Contains("instruction selection found no pii graph"));
   CHECK(outcome.statistics.candidates == 0);
-  // A hang guard, not a speed test: one rewriting round may overrun the budget on a loaded
-  // machine (measured: 5.3 s for 3 s while two soak jobs and a build shared 2 cores).
-  CHECK(outcome.statistics.total_seconds < 3.0 + 5.0);
+  // No wall-clock bound (it flakes under load); a hang is ctest's timeout.
   try {
     Backend<isa::Qkv>().compile(kernel, options);
     FAIL("compile() returned a program");

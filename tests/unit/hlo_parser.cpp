@@ -511,6 +511,39 @@ TEST_CASE("shape errors are located at the instruction", "[hlo][errors]") {
                "get-tuple-element: index 2 is out of range for a tuple of 2 elements");
 }
 
+TEST_CASE("size arithmetic cannot overflow, and arrays above 2^40 bytes are refused", "[hlo][errors]") {
+  const std::string head = "ENTRY e {\n  a = f32[4] parameter(0)\n  z = f32[] constant(0)\n";
+  // Signed overflow in pad's size (UBSan) before; now a located error.
+  expect_error(head + "  ROOT r = pad(a, z), padding=0_9223372036854775807\n}", ErrorKind::Shape, 4, 8,
+               "pad: size arithmetic overflows (9223372036854775807 + 4)");
+  expect_error(head + "  ROOT r = pad(a, z), padding=0_0_4611686018427387904\n}", ErrorKind::Shape, 4, 8,
+               "pad: size arithmetic overflows (3 * 4611686018427387904)");
+  // In range for int64 but above the array limit: refused where the shape is inferred...
+  expect_error(head + "  ROOT r = pad(a, z), padding=0_1099511627776\n}", ErrorKind::Shape, 4, 8,
+               "pad: the result f32[1099511627780] is larger than act's limit of 2^40 bytes for one array");
+  // ... and where it is written, at the shape.
+  expect_error("ENTRY e {\n  ROOT p = f32[4294967296,4294967296,16] parameter(0)\n}", ErrorKind::Shape, 2, 12,
+               "f32[4294967296,4294967296,16] is larger than act's limit of 2^40 bytes for one array");
+  expect_error("ENTRY e {\n  ROOT p = u8[1099511627777] parameter(0)\n}", ErrorKind::Shape, 2, 12, "larger than act's limit");
+  // The limit itself and zero-element arrays with huge dims are fine.
+  CHECK_NOTHROW(hlo::parse_module("ENTRY e {\n  ROOT p = u8[1099511627776] parameter(0)\n}"));
+  CHECK_NOTHROW(hlo::parse_module("ENTRY e {\n  ROOT p = f32[0,9223372036854775807] parameter(0)\n}"));
+  // The corpus's largest array (8 GiB) parses.
+  CHECK_NOTHROW(hlo::parse_module("ENTRY e {\n  ROOT p = s32[1024,1024,2048] parameter(0)\n}"));
+  // Concatenate and reduce-window add and multiply sizes too.
+  expect_error("ENTRY e {\n  a = u8[549755813888] parameter(0)\n  ROOT c = concatenate(a, a, a), dimensions={0}\n}",
+               ErrorKind::Shape, 3, 8, "concatenate: the result u8[1649267441664] is larger than act's limit");
+  expect_error("add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
+               "ENTRY e {\n  a = f32[4] parameter(0)\n  z = f32[] constant(0)\n"
+               "  ROOT r = reduce-window(a, z), window={size=1 pad=9223372036854775807_9223372036854775807}, to_apply=add\n}",
+               ErrorKind::Shape, 9, 8, "reduce-window: size arithmetic overflows");
+  // A slice whose stride is near INT64_MAX: (limit - start + stride - 1) overflowed.
+  CHECK(hlo::parse_module("ENTRY e {\n  a = f32[8] parameter(0)\n  ROOT s = slice(a), slice={[1:8:9223372036854775807]}\n}")
+            .entry_computation()
+            .root_instruction()
+            .shape.dims == std::vector<std::int64_t>{1});
+}
+
 // ---------------------------------------------------------------------------------------------
 // ISA semantics blocks
 
@@ -585,4 +618,95 @@ TEST_CASE("parse_semantics: symbolic mode and reduce_add sugar", "[hlo][semantic
   REQUIRE(init.literal);
   CHECK(init.literal->get_float(0) == 0.0);
   CHECK(e.root_instruction().name == "Out0");
+}
+
+// ---------------------------------------------------------------------------------------------
+// XLA compatibility (issue 14)
+
+TEST_CASE("XLA text: a dot without dimension attributes is an outer product", "[hlo][xla]") {
+  // XLA's meaning: no contracting dims. The paper's shorthand (no HloModule header) keeps
+  // last-by-first; `act parse` prints explicit dims, so neither meaning changes on a round trip.
+  const Module xla = parse_module("HloModule outer\nENTRY e {\n  a = f32[8] parameter(0)\n  b = f32[8] parameter(1)\n"
+                                  "  ROOT d = f32[8,8] dot(a, b)\n}");
+  const Instruction& d = find(xla.entry_computation(), "d");
+  CHECK(d.dot.lhs_contracting.empty());
+  CHECK(d.dot.rhs_contracting.empty());
+  check_round_trip(xla);
+  const Module again = parse_module(print_module(xla));
+  CHECK(find(again.entry_computation(), "d").dot == d.dot);
+  // The same text without the header is the shorthand: [8] x [8] contracts to a scalar.
+  expect_error("ENTRY e {\n  a = f32[8] parameter(0)\n  b = f32[8] parameter(1)\n  ROOT d = f32[8,8] dot(a, b)\n}",
+               ErrorKind::Shape, 4, 8, "declared shape f32[8,8] does not match the inferred shape f32[]");
+  const Module shorthand = parse_module("ENTRY e {\n  a = f32[2,8] parameter(0)\n  b = f32[8,3] parameter(1)\n"
+                                        "  ROOT d = f32[2,3] dot(a, b)\n}");
+  CHECK(find(shorthand.entry_computation(), "d").dot.lhs_contracting == std::vector<std::int64_t>{1});
+  const Module printed = parse_module(print_module(shorthand));
+  CHECK(find(printed.entry_computation(), "d").dot.lhs_contracting == std::vector<std::int64_t>{1});
+  CHECK(find(printed.entry_computation(), "d").dot.rhs_contracting == std::vector<std::int64_t>{0});
+}
+
+TEST_CASE("XLA text: the stack-frame tables of JAX dumps are read and ignored", "[hlo][xla]") {
+  const Module m = parse_module(R"(HloModule jit_f, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+FileNames
+1 "/tmp/a.py"
+2 "/usr/lib/python3/site-packages/jax/_src/numpy.py"
+
+FunctionNames
+1 "f"
+2 "<lambda>"
+
+FileLocations
+1 {file_name_id=1 function_name_id=1 line=13 end_line=13 column=25 end_column=33}
+2 {file_name_id=2 function_name_id=2 line=4 end_line=5 column=1 end_column=9}
+
+StackFrames
+1 {file_location_id=1 parent_frame_id=0}
+2 {file_location_id=2 parent_frame_id=1}
+
+ENTRY main {
+  x = f32[4]{0} parameter(0)
+  ROOT n = f32[4]{0} negate(x), metadata={op_name="jit(f)/neg" stack_frame_id=2}
+})");
+  CHECK(m.entry_computation().instructions.size() == 2);
+  // A computation may still be called FileNames.
+  const Module named = parse_module("HloModule m\nFileNames {\n  ROOT c = f32[] constant(1)\n}\nENTRY e {\n  ROOT c = f32[] constant(2)\n}");
+  CHECK(named.computations.size() == 2);
+  expect_error("HloModule m\nFileNames\n1 2\nENTRY e {\n  ROOT c = f32[] constant(2)\n}", ErrorKind::Parse, 3, 3,
+               "expected a string or '{...}' in a stack-frame table, got '2'");
+}
+
+TEST_CASE("XLA text: asynchronous instructions are unsupported, not unknown", "[hlo][xla]") {
+  expect_error("HloModule m\nf {\n  ROOT p = f32[] parameter(0)\n}\nENTRY e {\n  x = f32[] parameter(0)\n"
+               "  s = ((f32[]), f32[], s32[]) call-start(x), to_apply=f\n  ROOT d = f32[] call-done(s)\n}",
+               ErrorKind::Unsupported, 7, 31,
+               "'call-start' is XLA's asynchronous form of 'call' (async-start/-update/-done); act does not support asynchronous instructions");
+  expect_error("HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  ROOT d = f32[] custom-call-done(x)\n}", ErrorKind::Unsupported, 4,
+               18, "asynchronous form of 'custom-call'");
+  expect_error("HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  ROOT d = f32[] frobnicate-start(x)\n}", ErrorKind::Parse, 4, 18,
+               "unknown opcode 'frobnicate-start'");
+}
+
+TEST_CASE("XLA text: pad of bf16 with an f32 padding value, as XLA's shape inference allows", "[hlo][xla]") {
+  // XLA: the element types must agree ignoring floating-point precision; the result has the
+  // more precise one. act converts the operands, so the module has one element type per pad.
+  const Module inferred = parse_module("HloModule m\nENTRY e {\n  x = bf16[2,3] parameter(0)\n  z = f32[] constant(0)\n"
+                                       "  ROOT p = pad(x, z), padding=0_1x0_0\n}");
+  const Computation& c = inferred.entry_computation();
+  CHECK(c.root_instruction().shape.same_type(Shape(DType::f32, {3, 3})));
+  const Instruction& converted = c.instructions[static_cast<std::size_t>(c.root_instruction().operands[0])];
+  CHECK(converted.opcode == Opcode::Convert);
+  CHECK(converted.shape.same_type(Shape(DType::f32, {2, 3})));
+  check_round_trip(inferred);
+  // A declared bf16 result (XLA's mixed-precision form) converts the value instead.
+  const Module declared = parse_module("HloModule m\nENTRY e {\n  x = bf16[2,3] parameter(0)\n  z = f32[] constant(0)\n"
+                                       "  ROOT p = bf16[3,3] pad(x, z), padding=0_1x0_0\n}");
+  const Computation& d = declared.entry_computation();
+  CHECK(d.root_instruction().shape.same_type(Shape(DType::bf16, {3, 3})));
+  CHECK(d.instructions[static_cast<std::size_t>(d.root_instruction().operands[1])].opcode == Opcode::Convert);
+  // Integers and floats still do not mix, and neither do s8 and s32.
+  expect_error("ENTRY e {\n  x = s8[2] parameter(0)\n  z = s32[] constant(0)\n  ROOT p = pad(x, z), padding=0_1\n}",
+               ErrorKind::Shape, 4, 8, "pad: padding value type s32 differs from operand s8");
+  expect_error("ENTRY e {\n  x = f32[2] parameter(0)\n  z = s32[] constant(0)\n  ROOT p = pad(x, z), padding=0_1\n}",
+               ErrorKind::Shape, 4, 8, "pad: padding value type s32 differs from operand f32");
 }

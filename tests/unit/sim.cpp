@@ -1,17 +1,22 @@
 // sim/: physical layouts, the kernel HBM image, assembly text, instruction execution, verify().
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <span>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "act/core/layout.hpp"
 #include "act/hlo/parser.hpp"
+#include "act/isa/amx.hpp"
 #include "act/isa/qkv.hpp"
 #include "act/sim/assembly.hpp"
 #include "act/sim/kernel_image.hpp"
 #include "act/sim/machine.hpp"
+#include "act/sim/program_formats.hpp"
 #include "act/sim/verify.hpp"
 
 using namespace act;
@@ -409,6 +414,110 @@ TEST_CASE("softmax rows sum to about one") {
   CHECK(m.cached_semantics() == 1);
 }
 
+// ---- QKV numerics, bit-exact against values worked out by hand (or by the test's own few
+// lines of float arithmetic), never through the reference interpreter: a numerics bug that the
+// simulator and the interpreter share (they run the same evaluator) must still show here.
+
+namespace {
+
+// f32 -> bf16 bits, round to nearest even, written independently of core/float16.hpp.
+std::uint16_t bf16_bits_by_hand(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, 4);
+  const std::uint32_t low = u & 0xffffu, high = u >> 16;
+  if (low > 0x8000u || (low == 0x8000u && (high & 1u))) return static_cast<std::uint16_t>(high + 1);
+  return static_cast<std::uint16_t>(high);
+}
+float bf16_value(std::uint16_t bits) {
+  const std::uint32_t u = static_cast<std::uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+std::uint16_t bf16_bits_at(std::span<const std::uint8_t> bytes, std::size_t element) {
+  return static_cast<std::uint16_t>(bytes[2 * element] | (bytes[2 * element + 1] << 8));
+}
+void put_bf16(std::span<std::uint8_t> bytes, std::size_t element, std::uint16_t bits) {
+  bytes[2 * element] = static_cast<std::uint8_t>(bits & 0xff);
+  bytes[2 * element + 1] = static_cast<std::uint8_t>(bits >> 8);
+}
+
+}  // namespace
+
+TEST_CASE("QKV gemm, bit-exact: f32 accumulation, one round-to-nearest-even to bf16") {
+  // Row 0 of A is [1, 2^-8, 2^-9, 2^-8, 0...]; B's columns pick sums of it. Expected bits by hand:
+  //   col 0: 1 + 2^-8 + 2^-8 = 1 + 2^-7 exactly        -> 0x3f81 (bf16 accumulation: 1, 1 -> 0x3f80)
+  //   col 1: 1 + 2^-8, a tie                           -> 0x3f80 (to even)
+  //   col 2: 1 + 3 * 2^-8, a tie                       -> 0x3f82 (to even; truncation: 0x3f81)
+  //   col 3: 1 + 2^-8 + 2^-9, above the tie            -> 0x3f81 (truncation: 0x3f80)
+  //   col 4: -(1 + 3 * 2^-8)                           -> 0xbf82
+  //   col 5: 256 + 1 (257 needs 9 bits), a tie         -> 256 = 0x4380
+  //   col 6: 256 + 3 (259), a tie between 258 and 260  -> 260 = 0x4382
+  Machine m(kQkv);
+  auto hbm = m.hbm();
+  std::fill(hbm.begin(), hbm.begin() + 16384, std::uint8_t{0});
+  auto a = hbm.subspan(0, 8192), b = hbm.subspan(8192, 8192);
+  put_bf16(a, 0, 0x3f80);  // 1
+  put_bf16(a, 1, 0x3b80);  // 2^-8
+  put_bf16(a, 2, 0x3b00);  // 2^-9
+  put_bf16(a, 3, 0x3b80);  // 2^-8
+  put_bf16(a, 4, 0x4380);  // 256
+  const auto one = std::uint16_t{0x3f80}, three = std::uint16_t{0x4040}, minus_one = std::uint16_t{0xbf80},
+             minus_three = std::uint16_t{0xc040};
+  auto B = [&](int k, int n, std::uint16_t v) { put_bf16(b, static_cast<std::size_t>(k * 64 + n), v); };
+  B(0, 0, one), B(1, 0, one), B(3, 0, one);
+  B(0, 1, one), B(1, 1, one);
+  B(0, 2, one), B(1, 2, three);
+  B(0, 3, one), B(1, 3, one), B(2, 3, one);
+  B(0, 4, minus_one), B(1, 4, minus_three);
+  B(4, 5, one), B(0, 5, one);
+  B(4, 6, one), B(0, 6, three);
+  const Program program = parse_program(
+      "load_rm(n = 64, addr_in = 0, addr_out = 0)\nload_rm(n = 64, addr_in = 8192, addr_out = 64)\n"
+      "gemm(addr_1 = 0, addr_2 = 64, addr_out = 0)\nmov(n = 64, addr_in = 0, addr_out = 0)\n"
+      "store_rm(n = 64, addr_in = 0, addr_out = 16384)\n",
+      kQkv);
+  m.run(program);
+  const auto out = std::span<const std::uint8_t>(m.hbm()).subspan(16384, 8192);
+  CHECK(bf16_bits_at(out, 0) == 0x3f81);
+  CHECK(bf16_bits_at(out, 1) == 0x3f80);
+  CHECK(bf16_bits_at(out, 2) == 0x3f82);
+  CHECK(bf16_bits_at(out, 3) == 0x3f81);
+  CHECK(bf16_bits_at(out, 4) == 0xbf82);
+  CHECK(bf16_bits_at(out, 5) == 0x4380);
+  CHECK(bf16_bits_at(out, 6) == 0x4382);
+  CHECK(bf16_bits_at(out, 7) == 0x0000);
+  CHECK(bf16_bits_at(out, 64) == 0x0000);  // row 1 of A is zero
+}
+
+TEST_CASE("QKV softmax, bit-exact: exp and divide in f32 rounded to bf16, a bf16 running sum") {
+  // A row of zeros: exp(0) = 1, the sum is 64 (exact in bf16), 1/64 = 2^-6 -> 0x3c80.
+  // A row [1, -1, 0.5, 0...]: each step worked out with f32 arithmetic and the test's own
+  // rounding, as the semantics define it: a = bf16(exp(x)), r = bf16(r + a) left to right,
+  // y = bf16(a / r).
+  Machine m(kQkv);
+  auto d2 = m.bytes("d2");
+  std::fill(d2.begin(), d2.end(), std::uint8_t{0});
+  auto row1 = d2.subspan(128, 128);
+  put_bf16(row1, 0, 0x3f80);  // 1
+  put_bf16(row1, 1, 0xbf80);  // -1
+  put_bf16(row1, 2, 0x3f00);  // 0.5
+  m.execute(parse_program("softmax(n = 2, addr = 0)\n", kQkv).instructions[0]);
+  for (std::size_t c = 0; c < 64; ++c) CHECK(bf16_bits_at(d2, c) == 0x3c80);
+  const float x[3] = {1.0f, -1.0f, 0.5f};
+  std::uint16_t a[64];
+  for (int c = 0; c < 64; ++c) a[c] = bf16_bits_by_hand(std::exp(c < 3 ? x[c] : 0.0f));
+  CHECK(a[0] == 0x402e);  // e = 2.71828... -> 2.71875
+  CHECK(a[1] == 0x3ebc);  // 1/e = 0.36788... -> 0.367188
+  std::uint16_t r = 0;
+  for (int c = 0; c < 64; ++c) r = bf16_bits_by_hand(bf16_value(r) + bf16_value(a[c]));
+  for (std::size_t c = 0; c < 64; ++c) {
+    INFO("column " << c);
+    CHECK(bf16_bits_at(d2, 64 + c) == bf16_bits_by_hand(bf16_value(a[c]) / bf16_value(r)));
+  }
+  CHECK(bf16_bits_at(d2, 64) != bf16_bits_at(d2, 65));
+}
+
 TEST_CASE("semantics are parsed once per (instruction, alpha)") {
   Machine m(kQkv);
   m.execute({"load_rm", {2, 0, 0}, {}});
@@ -489,7 +598,9 @@ TEST_CASE("verify: the paper's QKV program computes attention") {
   const VerifyResult r = verify(attention(), kQkv, expected_program(), 3, 42);
   INFO(r.message);
   CHECK(r.ok);
-  CHECK(r.message == "verification holds (3 trials, seed 42)");
+  CHECK(r.message ==
+        "verification holds (3 trials, seed 42): buffers and HBM scratch started random; outputs equal, inputs and constant "
+        "pool unchanged");
 }
 
 TEST_CASE("verify: the tutorial's variant program (other d1 rows) also holds") {
@@ -560,6 +671,119 @@ ENTRY main {
 })");
   CHECK(verify(copy_kernel, kQkv, transposing, 2, 5).ok);
   CHECK_FALSE(verify(copy_kernel, kQkv, plain, 2, 5).ok);
+}
+
+// ---------------------------------------------------------------- verify: no free bytes
+
+TEST_CASE("Machine::randomize fills every buffer from the stream and resets the state registers") {
+  Machine m(kTiny);
+  m.execute(parse_program("ld(rows = 1, src = 0, row = 0, col = 0)\n", kTiny).instructions[0]);
+  CHECK(m.state("count") == 6);
+  SplitMix64 a{1}, b{1}, c{2};
+  m.randomize(a);
+  CHECK(m.state("count") == 5);
+  const std::vector<std::uint8_t> hbm_a(m.hbm().begin(), m.hbm().end());
+  const std::vector<std::uint8_t> r_a(m.bytes("r").begin(), m.bytes("r").end());
+  m.randomize(b);  // the same stream: the same bytes
+  CHECK(std::vector<std::uint8_t>(m.hbm().begin(), m.hbm().end()) == hbm_a);
+  CHECK(std::vector<std::uint8_t>(m.bytes("r").begin(), m.bytes("r").end()) == r_a);
+  m.randomize(c);  // another stream: other bytes, everywhere
+  CHECK(std::vector<std::uint8_t>(m.hbm().begin(), m.hbm().end()) != hbm_a);
+  CHECK(std::vector<std::uint8_t>(m.bytes("r").begin(), m.bytes("r").end()) != r_a);
+  CHECK(std::count(hbm_a.begin(), hbm_a.end(), std::uint8_t{0}) < 16);  // not zeroed (256 bytes)
+}
+
+TEST_CASE("verify: a program that reads on-chip bytes it never wrote fails") {
+  // gemm reads K^T from d1 rows 64.. without load_cm having put it there: with zeroed buffers
+  // this computed softmax(0) @ V, which is wrong, but a program reading a zeroed accumulator
+  // would have passed. With random buffers the result is garbage, and differs per trial.
+  Program program = expected_program();
+  program.instructions.erase(program.instructions.begin() + 1);  // drop load_cm
+  const VerifyResult r = verify(attention(), kQkv, program, 2, 3);
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.message, Catch::Contains("mismatch in output 0"));
+}
+
+TEST_CASE("verify: the output region starts random, so an output must be written whole") {
+  // A dot with K = 0 is all zeros; the empty program passed while HBM started zeroed.
+  const auto zeros = hlo::parse_module(R"(HloModule dot_k0
+ENTRY main {
+  %a = bf16[64,0] parameter(0)
+  %b = bf16[0,64] parameter(1)
+  ROOT %d = bf16[64,64] dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  const VerifyResult r = verify(zeros, kQkv, Program{}, 1, 0);
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.message, Catch::Contains("mismatch in output 0 ('d' bf16[64,64] at HBM 0)"));
+}
+
+TEST_CASE("verify: a program that overwrites an input fails, even with a correct output") {
+  Program program = expected_program();
+  program.instructions.push_back(parse_program("store_rm(n = 1, addr_in = 0, addr_out = 16384)\n", kQkv).instructions[0]);
+  const VerifyResult r = verify(attention(), kQkv, program, 2, 0);
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.message, Catch::StartsWith("the program changed input 'v' (bf16[64,64] at HBM 16384): byte 0 (HBM 16384) was 0x"));
+}
+
+TEST_CASE("verify: a program that overwrites its constant pool fails; HBM scratch is free") {
+  const std::string body = read_text(shared("kernels/qkv/attention.expected.asm"));
+  const Program over_pool =
+      parse_program(body + "store_rm(n = 1, addr_in = 0, addr_out = 32768)\n.constant addr = 32768, bytes = 0102030405060708\n", kQkv);
+  const VerifyResult r = verify(attention(), kQkv, over_pool, 1, 0);
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.message, Catch::StartsWith("the program changed its constant pool: byte HBM 32768 was 0x01"));
+  // The same store past the pool (scratch) is a spill, allowed.
+  const Program spill = parse_program(body + "store_rm(n = 1, addr_in = 0, addr_out = 40960)\n", kQkv);
+  const VerifyResult s = verify(attention(), kQkv, spill, 2, 0);
+  INFO(s.message);
+  CHECK(s.ok);
+  // A constant block inside the image is not a constant pool.
+  const Program inside = parse_program(body + ".constant addr = 24576, bytes = 00\n", kQkv);
+  CHECK_THAT(verify(attention(), kQkv, inside, 1, 0).message, Catch::Contains("lies inside the kernel's inputs and outputs (0..32768)"));
+}
+
+TEST_CASE("verify: AMX K1 without its first tilezero fails (the tile starts random)") {
+  const auto k1 = hlo::parse_module(read_text(shared("kernels/paper/k1_cnn_inf_amx.hlo")));
+  const isa::IsaView amx = isa::view<isa::Amx>();
+  const Program good = parse_program(read_text(source("tests/data/amx/k1_onednn.asm")), amx);
+  const VerifyResult g = verify(k1, amx, good, 3, 0);
+  INFO(g.message);
+  CHECK(g.ok);
+  const Program mutant = parse_program(read_text(source("tests/data/amx/k1_first_tilezero_deleted.asm")), amx);
+  REQUIRE(mutant.instructions.size() + 1 == good.instructions.size());
+  const VerifyResult m = verify(k1, amx, mutant, 50, 0);
+  CHECK_FALSE(m.ok);
+  CHECK_THAT(m.message, Catch::Contains("mismatch in output 0 ('dot.3'"));
+}
+
+TEST_CASE("a header line cannot become a live instruction or live Python") {
+  const Program program = expected_program();
+  ProgramFormatOptions options;
+  options.kernel_name = "qkv";
+  options.source = "evil\nstore_rm(n = 64, addr_in = 0, addr_out = 0)\n.hlo";
+  const KernelImage image = kernel_image(attention());
+  const std::string text = format_text(program, kQkv, image, options);
+  CHECK_THAT(text, Catch::Contains("(from evil\\x0astore_rm(n = 64, addr_in = 0, addr_out = 0)\\x0a.hlo)"));
+  const Program again = parse_program(text, kQkv);
+  CHECK(again.instructions.size() == program.instructions.size());  // nothing was injected
+  const std::string python = format_python(program, kQkv, image, options);
+  CHECK_THAT(python, Catch::StartsWith("# Input file: evil\\x0astore_rm(n = 64, addr_in = 0, addr_out = 0)\\x0a.hlo\n"));
+  CHECK(comment_text("a\\b\tc\xff") == "a\\\\b\\x09c\\xff");
+}
+
+TEST_CASE("Python function names are identifiers that are not keywords") {
+  using formats_detail::python_identifier;
+  CHECK(python_identifier("class") == "class_");
+  CHECK(python_identifier("jnp") == "jnp_");
+  CHECK(python_identifier("my-kernel.1") == "my_kernel_1");
+  CHECK(python_identifier("1x") == "kernel_1x");
+  CHECK(python_identifier("") == "kernel_");
+  CHECK(python_identifier("caf\xc3\xa9") == "caf__");
+  ProgramFormatOptions options;
+  options.kernel_name = "def";
+  const std::string python = format_python(expected_program(), kQkv, kernel_image(attention()), options);
+  CHECK_THAT(python, Catch::Contains("def def_(kernel, api):"));
+  CHECK_THAT(python, Catch::Contains("    def def__():"));
 }
 
 TEST_CASE("random assembly text gives a result or an act::Error, never a crash") {

@@ -284,12 +284,9 @@ TEST_CASE("regression qkv_extract_overruns_timeout parses and evaluates", "[soak
 
 TEST_CASE("regression qkv_extract_overruns_timeout: the compile stops on its timeout", "[soak][regression]") {
   // It used to run for minutes inside one extraction level; the extractor now reads the
-  // compile deadline. Asserted: the outcome arrives and says "timeout" (the elapsed bound is
-  // only a hang guard, 10x the budget).
-  const auto t0 = std::chrono::steady_clock::now();
+  // compile deadline. Asserted: the outcome arrives and says "timeout". No wall-clock bound
+  // here (it would flake under load); a hang is ctest's timeout.
   const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>("qkv_extract_overruns_timeout", 2.0);
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  CHECK(elapsed < 20.0);
   if (outcome) {  // should phase 1 ever find a program in time, it must be right
     CHECK(sim::verify(regression_kernel("qkv_extract_overruns_timeout"), kQkv, outcome.result->program, 3, 1).ok);
   } else {
@@ -373,11 +370,18 @@ TEST_CASE("regression amx_value_stored_to_many_rows: a program exists", "[soak][
   check_known_program("amx_value_stored_to_many_rows", kAmx, 9, 19);  // one load, two in-place vfmadd231ps, 16 stores
 }
 
-TEST_CASE("regression amx_value_stored_to_many_rows: act compile finds it (known to fail)", "[soak][regression][!mayfail]") {
+TEST_CASE("regression amx_value_stored_to_many_rows: act compile does not find it yet (the documented failure)",
+          "[soak][regression]") {
   // One register stored to 15 output rows: the pii graph needs a store node per row. The first
   // graphs phase 1 yields conflict on their own (CSP1-3), and the enumeration of the level
-  // holding the real program does not end within the budget.
-  check_compiles<isa::Amx>("amx_value_stored_to_many_rows", 3.0, 9);
+  // holding the real program does not end within the budget. This asserts today's failure as
+  // documented, so that a fix is noticed: when act compile finds the program, this test fails,
+  // and becomes check_compiles<isa::Amx>("amx_value_stored_to_many_rows", ...).
+  const codegen::CompileOutcome outcome = compile_regression<isa::Amx>("amx_value_stored_to_many_rows", 10.0);
+  INFO(outcome.message);
+  REQUIRE_FALSE(outcome);
+  CHECK_THAT(outcome.message, Catch::Contains("phase 2 could not allocate any of the") &&
+                                  Catch::Contains("the allocation CSP is unsatisfiable whatever the schedule (CSP1-3 alone conflict)"));
 }
 
 TEST_CASE("regression amx_f32_transpose: the no-program message says what it proves", "[soak][regression]") {

@@ -2,6 +2,7 @@
 // elements little-endian at their byte width (pred: one byte, 0 or 1; bf16/f16: raw 16 bits).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -39,7 +40,9 @@ class Literal {
     if (static_cast<std::int64_t>(bytes.size()) != l.shape_.byte_size())
       throw Error(ErrorKind::Internal, fmt::format("literal of {} needs {} bytes, got {}", to_string(l.shape_),
                                                    l.shape_.byte_size(), bytes.size()));
-    std::memcpy(l.bytes_.data(), bytes.data(), bytes.size());
+    // std::copy, not memcpy: a zero-element literal has no storage (a null data pointer,
+    // which memcpy may not be given even for 0 bytes).
+    std::copy(bytes.begin(), bytes.end(), l.bytes_.begin());
     return l;
   }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,27 @@ struct Shape {
   }
   friend bool operator==(const Shape&, const Shape&) = default;
 };
+
+// The largest array act accepts, in bytes of its dense form: 2^40 (1 TiB). Every product of
+// shape arithmetic (sizes, strides, padding) then stays far inside int64, and the limit is 128x
+// the largest array of the 359-module corpus (bf16[1024,1024,2048] as s32: 8 GiB). Whether an
+// array fits an accelerator is a separate, smaller check (the kernel image against its HBM).
+inline constexpr std::int64_t kMaxArrayBytes = std::int64_t{1} << 40;
+
+// The dense byte size of an array shape counting only its known (>= 0) dims, or nullopt when
+// it exceeds kMaxArrayBytes (the product is checked step by step, so it cannot overflow).
+inline std::optional<std::int64_t> bounded_byte_size(const Shape& s) {
+  std::int64_t bytes = byte_width(s.dtype) > 0 ? byte_width(s.dtype) : 1;
+  for (const std::int64_t d : s.dims) {
+    if (d < 0) continue;
+    if (d == 0) return 0;
+  }
+  for (const std::int64_t d : s.dims) {
+    if (d < 0) continue;
+    if (__builtin_mul_overflow(bytes, d, &bytes) || bytes > kMaxArrayBytes) return std::nullopt;
+  }
+  return bytes;
+}
 
 // `bf16[64,64]`, `(f32[2], s32[])` — without layout; see hlo/printer for the full XLA form.
 inline std::string to_string(const Shape& s) {

@@ -29,7 +29,7 @@ inline std::vector<float> decode_f32(const Literal& x) {
   std::vector<float> out(static_cast<std::size_t>(n));
   const std::uint8_t* p = x.bytes().data();
   switch (x.dtype()) {
-    case DType::f32: std::memcpy(out.data(), p, static_cast<std::size_t>(n) * 4); break;
+    case DType::f32: if (n > 0) std::memcpy(out.data(), p, static_cast<std::size_t>(n) * 4); break;  // n = 0: p may be null
     case DType::bf16:
       for (std::int64_t i = 0; i < n; ++i) {
         std::uint16_t h;
@@ -55,7 +55,7 @@ inline std::vector<double> decode_f64(const Literal& x) {
   const std::int64_t n = x.element_count();
   std::vector<double> out(static_cast<std::size_t>(n));
   if (x.dtype() == DType::f64) {
-    std::memcpy(out.data(), x.bytes().data(), static_cast<std::size_t>(n) * 8);
+    if (n > 0) std::memcpy(out.data(), x.bytes().data(), static_cast<std::size_t>(n) * 8);
   } else {
     for (std::int64_t i = 0; i < n; ++i) out[i] = x.get_float(i);
   }
@@ -78,7 +78,7 @@ inline void encode_f32(Literal& out, std::span<const float> values) {
   std::uint8_t* p = out.bytes().data();
   const std::size_t n = values.size();
   switch (out.dtype()) {
-    case DType::f32: std::memcpy(p, values.data(), n * 4); break;
+    case DType::f32: if (n > 0) std::memcpy(p, values.data(), n * 4); break;
     case DType::bf16:
       for (std::size_t i = 0; i < n; ++i) {
         const std::uint16_t h = f32_to_bf16_bits(values[i]);
@@ -98,7 +98,7 @@ inline void encode_f32(Literal& out, std::span<const float> values) {
 
 inline void encode_f64(Literal& out, std::span<const double> values) {
   if (out.dtype() == DType::f64) {
-    std::memcpy(out.bytes().data(), values.data(), values.size() * 8);
+    if (!values.empty()) std::memcpy(out.bytes().data(), values.data(), values.size() * 8);
   } else {
     for (std::size_t i = 0; i < values.size(); ++i) out.set_float(static_cast<std::int64_t>(i), values[i]);
   }

@@ -70,6 +70,7 @@ class Parser {
     if (peek().kind == TokenKind::Identifier && peek().text == "HloModule") {
       take();
       has_header = true;
+      xla_dialect_ = true;
       const Token name = take();
       if (name.kind != TokenKind::Identifier && name.kind != TokenKind::Name) fail_at(name, "expected a module name");
       module_.name = std::string(name.text);
@@ -83,6 +84,7 @@ class Parser {
           module_.raw_attributes.push_back({attribute, std::string(raw_value().text)});
         }
       }
+      skip_stack_frame_tables();
     }
     while (peek().kind != TokenKind::End) parse_computation();
     if (module_.computations.empty()) fail_at(peek(), "expected a computation");
@@ -243,6 +245,8 @@ class Parser {
       } while (accept(TokenKind::Comma));
       expect(TokenKind::RightBracket, "']'");
     }
+    if (!bounded_byte_size(shape))
+      fail_at(first, fmt::format("{} is larger than act's limit of 2^40 bytes for one array", to_string(shape)), ErrorKind::Shape);
     for (auto k : kinds)
       if (k != DimKind::Static) {
         shape.dim_kinds = kinds;
@@ -374,6 +378,29 @@ class Parser {
       fail_at(entry_layout_location_, fmt::format("entry_computation_layout result is {} but the entry returns {}",
                                                   to_string(*module_.entry_result_layout),
                                                   to_string(entry.root_instruction().shape)), ErrorKind::Shape);
+  }
+
+  // The stack-frame tables newer JAX dumps put between the header and the first computation:
+  // `FileNames 1 "a.py" ... FunctionNames 1 "f" ... FileLocations 1 {file_name_id=1 ...} ...
+  // StackFrames 1 {file_location_id=1 parent_frame_id=0} ...`. They only feed `metadata=`,
+  // which act drops, so each `id value` entry is read and ignored. A computation may have one
+  // of these names: a table starts only where the name is followed by an id or another table.
+  static bool is_stack_frame_table(std::string_view word) {
+    return word == "FileNames" || word == "FunctionNames" || word == "FileLocations" || word == "StackFrames";
+  }
+  void skip_stack_frame_tables() {
+    while (peek().kind == TokenKind::Identifier && is_stack_frame_table(peek().text)) {
+      const Token after = peek_second();
+      if (after.kind != TokenKind::Integer && !(after.kind == TokenKind::Identifier && is_stack_frame_table(after.text))) return;
+      take();
+      while (peek().kind == TokenKind::Integer) {
+        take();
+        const Token value = peek();
+        if (value.kind == TokenKind::String) take();
+        else if (value.kind == TokenKind::LeftBrace) raw_value();
+        else fail_at(value, fmt::format("expected a string or '{{...}}' in a stack-frame table, got {}", describe(value)));
+      }
+    }
   }
 
   // ---- computations ------------------------------------------------------------------------
@@ -522,7 +549,13 @@ class Parser {
     }
     const bool reduce_add = semantics_ && op.text == "reduce_add";
     const auto opcode = reduce_add ? std::optional<Opcode>(Opcode::Reduce) : parse_opcode(op.text);
-    if (!opcode) fail_at(op, fmt::format("unknown opcode '{}'", op.text));
+    if (!opcode) {
+      if (const auto wrapped = async_wrapped_opcode(op.text))
+        fail_at(op, fmt::format("'{}' is XLA's asynchronous form of '{}' (async-start/-update/-done); act does not support "
+                                "asynchronous instructions", op.text, *wrapped),
+                ErrorKind::Unsupported);
+      fail_at(op, fmt::format("unknown opcode '{}'", op.text));
+    }
     inst.opcode = *opcode;
 
     expect(TokenKind::LeftParen, "'('");
@@ -548,6 +581,7 @@ class Parser {
     for (const int o : inst.operands) operand_shapes.push_back(&b.computation.instructions[static_cast<std::size_t>(o)].shape);
     apply_shorthand(inst, pending, operand_shapes, declared);
     inst.shape = check_instruction(inst, operand_shapes, declared, module_);
+    if (inst.opcode == Opcode::Pad) convert_to_result_type(b, inst);
 
     Computation& c = b.computation;
     if (inst.opcode == Opcode::Parameter) {
@@ -563,6 +597,36 @@ class Parser {
       b.has_root = true;
       c.root = index;
     }
+  }
+
+  // A mixed-precision pad (bf16 data, f32 value: shape_check accepts it as XLA does) becomes a
+  // pad of converts to its result type, so the interpreter and instruction selection see one
+  // element type. XLA's evaluator pads with the value converted to the result type the same way.
+  void convert_to_result_type(Builder& b, Instruction& inst) {
+    for (std::size_t k = 0; k < inst.operands.size(); ++k) {
+      const Instruction& operand = b.computation.instructions[static_cast<std::size_t>(inst.operands[k])];
+      if (operand.shape.is_tuple || operand.shape.dtype == inst.shape.dtype) continue;
+      Instruction convert;
+      convert.name = fmt::format("{}.convert{}", inst.name, k);
+      for (int i = 1; b.names.count(convert.name); ++i) convert.name = fmt::format("{}.convert{}.{}", inst.name, k, i);
+      convert.opcode = Opcode::Convert;
+      convert.operands = {inst.operands[k]};
+      convert.shape = Shape(inst.shape.dtype, operand.shape.dims);
+      convert.shape.dim_kinds = operand.shape.dim_kinds;
+      convert.location = inst.location;
+      inst.operands[k] = b.add(std::move(convert));
+    }
+  }
+
+  // `call-start`, `custom-call-done`, `fusion-update`...: XLA prints an async-start wrapping
+  // <op> as `<op>-start` (and its partners `-update`, `-done`). The wrapped opcode, or nothing.
+  static std::optional<std::string_view> async_wrapped_opcode(std::string_view text) {
+    for (const std::string_view suffix : {"-start", "-update", "-done"}) {
+      if (text.size() <= suffix.size() || text.substr(text.size() - suffix.size()) != suffix) continue;
+      const std::string_view base = text.substr(0, text.size() - suffix.size());
+      if (parse_opcode(base)) return base;
+    }
+    return std::nullopt;
   }
 
   void parse_operands(Builder& b, Instruction& inst) {
@@ -821,9 +885,10 @@ class Parser {
         inst.slice.push_back(r);
       }
     }
-    if (inst.opcode == Opcode::Dot && !p.has_dot_dimensions && operands.size() == 2 && !operands[0]->is_tuple &&
-        !operands[1]->is_tuple) {
-      // `dot(a, b)`: a's last dimension with b's first
+    if (inst.opcode == Opcode::Dot && !p.has_dot_dimensions && !xla_dialect_ && operands.size() == 2 &&
+        !operands[0]->is_tuple && !operands[1]->is_tuple) {
+      // The shorthand's `dot(a, b)`: a's last dimension with b's first. In XLA's text (a module
+      // with a `HloModule` header) no dimension attributes mean none: an outer product.
       if (operands[0]->rank() > 0) inst.dot.lhs_contracting = {operands[0]->rank() - 1};
       if (operands[1]->rank() > 0) inst.dot.rhs_contracting = {0};
     }
@@ -983,6 +1048,9 @@ class Parser {
   Token peek_;
   bool has_peek_ = false;
   bool semantics_ = false;
+  // XLA's text (the module starts with `HloModule`) rather than the paper's shorthand: decides
+  // what a dot without dimension attributes means (docs/design-decisions.md).
+  bool xla_dialect_ = false;
   const DimensionEvaluator* evaluate_ = nullptr;
   Module module_;
   Token entry_layout_location_;

@@ -458,8 +458,17 @@ inline Shape check_instruction(const Instruction& inst, std::span<const Shape* c
   const Shape* written = declared && !declared->is_tuple ? &*declared : nullptr;
   const shape_rules::ResultType r = c.apply_rule(attributes, op == Opcode::Dot ? written : nullptr);
   if (op == Opcode::Compare && !inst.comparison_direction) c.fail("missing direction=");
-  const Shape inferred = op == Opcode::Reduce ? c.reduce(r) : to_shape(r);
-  if (!declared) return inferred;
+  Shape inferred = op == Opcode::Reduce ? c.reduce(r) : to_shape(r);
+  // pad: a declared result may take either precision of a mixed-precision pad (shape_rules::pad).
+  if (op == Opcode::Pad && declared && !declared->is_tuple && operands.size() == 2 &&
+      (declared->dtype == operands[0]->dtype || declared->dtype == operands[1]->dtype))
+    inferred.dtype = declared->dtype;
+  if (!declared) {
+    // An inferred shape has not been through the parser's size limit (pad, concatenate).
+    if (!inferred.is_tuple && !bounded_byte_size(inferred))
+      c.fail(fmt::format("the result {} is larger than act's limit of 2^40 bytes for one array", to_string(inferred)));
+    return inferred;
+  }
   if (!compatible(*declared, inferred))
     c.fail(fmt::format("declared shape {} does not match the inferred shape {}", to_string(*declared),
                        to_string(inferred)));

@@ -489,13 +489,17 @@ constexpr ResultType concatenate(View<TensorType> operands, View<std::int64_t> d
   return out;
 }
 
-// pad(operand, scalar value): size low + high + n + (n - 1) * interior per dim.
+// pad(operand, scalar value): size low + high + n + (n - 1) * interior per dim. As XLA's
+// InferPadShape, the value may differ from the operand in floating-point precision only (bf16
+// data, f32 value); the result has the more precise of the two (a declared result may have
+// either: XLA's mixed-precision verifier; the parser then converts both to it).
 constexpr ResultType pad(const TensorType& x, const TensorType& value, View<PadDimension> padding) {
   if (value.rank() != 0) return detail::failure(Problem::NotScalar, 1);
-  if (value.dtype != x.dtype) return detail::failure(Problem::ElementTypesDiffer, 1, 0);
+  const bool both_float = is_float(value.dtype) && is_float(x.dtype);
+  if (value.dtype != x.dtype && !both_float) return detail::failure(Problem::ElementTypesDiffer, 1, 0);
   if (padding.size() != x.rank())
     return detail::wrong_length(padding.size(), x.rank());
-  detail::Builder b(x.dtype);
+  detail::Builder b(byte_width(value.dtype) > byte_width(x.dtype) ? value.dtype : x.dtype);
   for (std::size_t d = 0; d < padding.size(); ++d) {
     const PadDimension& p = padding[d];
     if (p.interior < 0) return detail::failure(Problem::NegativeInterior, 0, 0, d, p.interior);

@@ -310,7 +310,7 @@ inline Program parse_program(std::string_view text, const isa::IsaView& isa) {
 
 struct PrintOptions {
   bool hex = false;                  // attribute values as 0x.. (constant bytes are always hex)
-  std::vector<std::string> header;   // comment lines printed first, each prefixed with "# "
+  std::vector<std::string> header;   // comment lines printed first, each "# " + comment_text(line)
   std::size_t constant_bytes_per_line = 64;
 };
 
@@ -320,10 +320,24 @@ inline std::string format_value(std::int64_t value, bool hex) {
   return fmt::format("0x{:x}", value);
 }
 
+// Text safe inside a one-line comment of any output format: bytes outside printable ASCII
+// (a newline in a file name would end the comment and start a live line) and backslashes are
+// written as \xNN and \\.
+inline std::string comment_text(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\\') out += "\\\\";
+    else if (byte < 0x20 || byte >= 0x7f) out += fmt::format("\\x{:02x}", byte);
+    else out += c;
+  }
+  return out;
+}
+
 // Prints a program; every instruction must belong to `isa` and give all its attributes.
 inline std::string print_program(const Program& program, const isa::IsaView& isa, const PrintOptions& options = {}) {
   std::string out;
-  for (const auto& line : options.header) out += line.empty() ? "#\n" : fmt::format("# {}\n", line);
+  for (const auto& line : options.header) out += line.empty() ? "#\n" : fmt::format("# {}\n", comment_text(line));
   for (const auto& ci : program.instructions) {
     const isa::Instruction* instruction = isa.find_instruction(ci.name);
     if (!instruction) throw Error(ErrorKind::Isa, fmt::format("unknown instruction '{}' in ISA {}", ci.name, isa.name));

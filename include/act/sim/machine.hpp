@@ -21,6 +21,7 @@
 
 #include "act/core/error.hpp"
 #include "act/core/literal.hpp"
+#include "act/core/random.hpp"
 #include "act/core/shape.hpp"
 #include "act/hlo/evaluate.hpp"
 #include "act/hlo/module.hpp"
@@ -72,6 +73,21 @@ class Machine {
   // Every buffer zero, every state register at its initial value.
   void reset() {
     for (auto& m : memory_) std::fill(m.begin(), m.end(), std::uint8_t{0});
+    for (std::size_t i = 0; i < state_.size(); ++i) state_[i] = isa_.state[i].initial;
+  }
+
+  // Every buffer filled with bytes from `random`, every state register at its initial value:
+  // a program that reads a byte it never wrote (an accumulator it forgot to zero) computes
+  // garbage instead of getting zeros for free. The ISA defines the registers' initial values.
+  void randomize(SplitMix64& random) {
+    for (auto& m : memory_) {
+      std::size_t i = 0;
+      for (; i + 8 <= m.size(); i += 8) {
+        const std::uint64_t word = random.next();
+        std::memcpy(m.data() + i, &word, 8);
+      }
+      for (std::uint64_t word = random.next(); i < m.size(); ++i, word >>= 8) m[i] = static_cast<std::uint8_t>(word);
+    }
     for (std::size_t i = 0; i < state_.size(); ++i) state_[i] = isa_.state[i].initial;
   }
 

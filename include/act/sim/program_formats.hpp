@@ -75,11 +75,18 @@ inline std::string hex_bytes(const std::vector<std::uint8_t>& bytes) {
   return out;
 }
 
-// A Python identifier from a kernel name ("my-kernel.1" -> "my_kernel_1").
+// A Python identifier from a kernel name ("my-kernel.1" -> "my_kernel_1"). A keyword gets a
+// trailing '_' (PEP 8's convention: `class` -> `class_`), and so does `jnp`, which the
+// function would otherwise shadow at module level.
 inline std::string python_identifier(std::string_view name) {
+  static constexpr std::string_view kReserved[] = {
+      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
+      "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal", "not", "or",
+      "pass", "raise", "return", "try", "while", "with", "yield", "jnp"};
   std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) && static_cast<unsigned char>(c) < 0x80) || c == '_' ? c : '_';
   if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "kernel_" + out;
+  if (std::find(std::begin(kReserved), std::end(kReserved), out) != std::end(kReserved)) out += '_';
   return out;
 }
 
@@ -191,9 +198,9 @@ inline std::string format_python(const Program& program, const isa::IsaView& isa
                        formats_detail::jnp_dtype(r.shape.dtype));
   };
   std::string out;
-  if (!options.source.empty()) out += fmt::format("# Input file: {}\n", options.source);
-  out += fmt::format("# Kernel name: {}\n# ISA: {}\n# HBM regions aligned to {} bytes\n", fn, isa.name, image.alignment);
-  for (const auto& line : options.extra_header) out += fmt::format("# {}\n", line);
+  if (!options.source.empty()) out += fmt::format("# Input file: {}\n", comment_text(options.source));
+  out += fmt::format("# Kernel name: {}\n# ISA: {}\n# HBM regions aligned to {} bytes\n", fn, comment_text(isa.name), image.alignment);
+  for (const auto& line : options.extra_header) out += fmt::format("# {}\n", comment_text(line));
   out += "# Do not edit!\n\nimport jax.numpy as jnp\n\n\n";
   out += fmt::format("def {}(kernel, api):\n", fn);
   out += fmt::format("    @kernel(hbm={},\n            input=[\n", hbm_extent(program, isa, image));

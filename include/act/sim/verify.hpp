@@ -9,10 +9,19 @@
 // max_abs the largest |expected| in that output. This admits the few-ulp differences that
 // re-association (a dot split into partial sums, a reduction in another order) causes, and
 // nothing coarser. NaN matches NaN; infinities must match exactly.
+//
+// Nothing else is free: every on-chip buffer and all of HBM start with random bytes (a
+// different stream per trial) before the inputs and the constant pool are written, so a
+// program that reads a byte it never wrote does not get zeros. After the run every byte of
+// HBM outside scratch is checked: the inputs' bytes (tiling padding included) and the
+// constant pool's must be unchanged, and the outputs' elements equal the reference. Scratch
+// is HBM from the constant pool's address on, except the program's constant blocks.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,7 +51,9 @@ struct VerifyOptions {
 
 struct VerifyResult {
   bool ok = false;
-  std::string message;  // "verification holds (N trials, seed S)" or the first mismatch
+  // "verification holds (N trials, seed S): ..." saying what was checked, or the first
+  // mismatch (an output element, a changed input or constant byte, an execution error).
+  std::string message;
   int trials_run = 0;   // trials that completed (the failing one included)
 };
 
@@ -114,6 +125,38 @@ inline std::int64_t first_mismatch(const Literal& expected, const Literal& got, 
   return -1;
 }
 
+// The first byte where `after` differs from `before`, or -1.
+inline std::int64_t first_changed_byte(std::span<const std::uint8_t> before, std::span<const std::uint8_t> after) {
+  const auto [b, a] = std::mismatch(before.begin(), before.end(), after.begin(), after.end());
+  return b == before.end() ? -1 : static_cast<std::int64_t>(b - before.begin());
+}
+
+// The seed of trial `trial`'s random inputs, and of its random initial memory (another stream).
+inline std::uint64_t input_seed(std::uint64_t seed, int trial) { return seed * 0x100000001b3ull + static_cast<std::uint64_t>(trial); }
+inline std::uint64_t memory_seed(std::uint64_t seed, int trial) { return ~input_seed(seed, trial) * 0x9e3779b97f4a7c15ull; }
+
+// Says which protected HBM byte the program changed: an input's (every byte of its region) or
+// a constant block's. Empty when none.
+inline std::string changed_protected_bytes(const KernelImage& image, const Program& program, std::span<const std::uint8_t> before,
+                                           std::span<const std::uint8_t> hbm) {
+  for (const HbmRegion& r : image.inputs) {
+    const auto at = static_cast<std::size_t>(r.address), n = static_cast<std::size_t>(r.bytes);
+    const std::int64_t i = first_changed_byte(before.subspan(at, n), hbm.subspan(at, n));
+    if (i >= 0)
+      return fmt::format("the program changed input '{}' ({} at HBM {}): byte {} (HBM {}) was 0x{:02x}, is 0x{:02x}", r.name,
+                         to_string(r.shape), r.address, i, r.address + i, before[at + static_cast<std::size_t>(i)],
+                         hbm[at + static_cast<std::size_t>(i)]);
+  }
+  for (const ConstantBlock& c : program.constants) {
+    const auto at = static_cast<std::size_t>(c.address);
+    const std::int64_t i = first_changed_byte(c.bytes, hbm.subspan(at, c.bytes.size()));
+    if (i >= 0)
+      return fmt::format("the program changed its constant pool: byte HBM {} was 0x{:02x}, is 0x{:02x}", c.address + i,
+                         c.bytes[static_cast<std::size_t>(i)], hbm[at + static_cast<std::size_t>(i)]);
+  }
+  return {};
+}
+
 }  // namespace verify_detail
 
 // Runs `program` options.trials times on random inputs and compares with hlo::evaluate(kernel).
@@ -130,8 +173,15 @@ inline VerifyResult verify(const hlo::Module& kernel, const isa::IsaView& isa, c
     throw Error(ErrorKind::Execution, fmt::format("the kernel's inputs and outputs need {} bytes of HBM; ISA {} has {}",
                                                   image.constant_pool_address, isa.name, machine.hbm().size()));
   VerifyResult result;
+  for (const ConstantBlock& c : program.constants)
+    if (c.address < image.constant_pool_address) {
+      result.message = fmt::format("the program's constant block at HBM {} lies inside the kernel's inputs and outputs (0..{})",
+                                   c.address, image.constant_pool_address);
+      return result;
+    }
+  std::vector<std::uint8_t> before;  // HBM as the program starts (inputs and constants written)
   for (int trial = 0; trial < options.trials; ++trial) {
-    verify_detail::Random random{options.seed * 0x100000001b3ull + static_cast<std::uint64_t>(trial)};
+    verify_detail::Random random{verify_detail::input_seed(options.seed, trial)};
     std::vector<Literal> inputs;
     for (int p : entry.parameters) inputs.push_back(verify_detail::random_literal(entry.instructions.at(static_cast<std::size_t>(p)).shape, random));
     Literal reference = hlo::evaluate(kernel, std::span<const Literal>(inputs));
@@ -141,12 +191,15 @@ inline VerifyResult verify(const hlo::Module& kernel, const isa::IsaView& isa, c
     if (expected.size() != image.outputs.size())
       throw Error(ErrorKind::Internal, fmt::format("the kernel returns {} values but its image has {} outputs", expected.size(), image.outputs.size()));
 
-    machine.reset();
+    verify_detail::Random memory{verify_detail::memory_seed(options.seed, trial)};
+    machine.randomize(memory);
     ++result.trials_run;
     std::vector<Literal> got;
     try {
       write_inputs(image, inputs, machine.hbm());
-      machine.run(program);
+      machine.load_constants(program.constants);
+      before.assign(machine.hbm().begin(), machine.hbm().end());
+      for (const auto& ci : program.instructions) machine.execute(ci);
       got = read_outputs(image, machine.hbm());
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::Execution && e.kind() != ErrorKind::Isa) throw;
@@ -166,9 +219,16 @@ inline VerifyResult verify(const hlo::Module& kernel, const isa::IsaView& isa, c
           verify_detail::format_element(got[o], i), trial, options.seed);
       return result;
     }
+    const std::string changed = verify_detail::changed_protected_bytes(image, program, before, machine.hbm());
+    if (!changed.empty()) {
+      result.message = fmt::format("{} (trial {}, seed {})", changed, trial, options.seed);
+      return result;
+    }
   }
   result.ok = true;
-  result.message = fmt::format("verification holds ({} trials, seed {})", options.trials, options.seed);
+  result.message = fmt::format("verification holds ({} trials, seed {}): buffers and HBM scratch started random; outputs equal, "
+                               "inputs and constant pool unchanged",
+                               options.trials, options.seed);
   return result;
 }
 

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include <poll.h>
@@ -432,14 +433,20 @@ inline SoakResult soak(const isa::IsaView& isa, const SoakCompiler& compile, con
       if (options.progress) options.progress(running);
     }
   };
-  const int jobs = std::max(1, options.jobs);
-  if (jobs == 1) {
-    worker();
-  } else {
-    std::vector<std::thread> threads;
-    for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
-    for (auto& t : threads) t.join();
+  // More workers than kernels would only idle. A thread the system refuses to start leaves the
+  // kernels to the threads that did start (they share one counter); with none, this one works.
+  const std::size_t jobs = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(1, options.jobs)), 1,
+                                                   std::max<std::size_t>(options.kernels, 1));
+  std::vector<std::thread> threads;
+  for (std::size_t j = 1; j < jobs; ++j) {
+    try {
+      threads.emplace_back(worker);
+    } catch (const std::system_error&) {
+      break;
+    }
   }
+  worker();
+  for (auto& t : threads) t.join();
   SoakResult result;
   result.counts = running;
   for (auto& r : records) {

@@ -214,6 +214,7 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
     cls = g.find(cls);
     if (!done->insert(cls).second) return out;
     const Shape type = g.data(cls).type;
+    if (type.element_count() == 0) return out;  // no bytes to move (and no view offsets to read)
     const auto views = class_views(g, *ctx, cls, 8, 3);
     for (const auto& mi : *instructions) {
       if (type.dtype != mi.out_dtype || type.dims.size() != mi.out_rank) continue;

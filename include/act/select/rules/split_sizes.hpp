@@ -1,0 +1,196 @@
+// Where the split axioms cut a dimension: at the sizes the ISA's instructions compute at, read
+// off the description, never off its name.
+//
+// For every instruction and every node of its semantics, each dimension is a literal or an
+// expression over alpha; an alpha ranges over the values (1 .. kMaxSize) that satisfy the
+// constraints mentioning it alone. That gives, per element type:
+//   dot roles     the lhs free, rhs free and contracting extents of the semantics' dots; a
+//                 multiply counts as a dot with contracting extent 1 (dot-unit-contracting-
+//                 as-multiply turns one into the other), its extents as free extents;
+//   rows          dim 0 of each elementwise operator's result, per opcode.
+// A dimension of extent n that an instruction computes whole is not split. Otherwise it is cut
+// in halves when halving reaches an instruction's extent (64 = 16 x 2^2: halves stay balanced
+// and the e-graph linear in n), else at the largest extent below n (48 = 16 + 32, then
+// 32 = 16 + 16). No extent at all: nothing to cut towards, no split. A context without an ISA
+// (the axioms' soundness tests) cuts every even extent in halves.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "act/core/error.hpp"
+#include "act/hlo/parser.hpp"
+#include "act/isa/description.hpp"
+#include "act/sym/expr.hpp"
+
+namespace act::select {
+
+enum class SplitRole : std::uint8_t { DotLhsFree, DotRhsFree, DotContracting, Rows };
+
+class SplitSizes {
+ public:
+  static constexpr std::int64_t kMaxSize = 4096;  // alpha values tried per attribute
+
+  SplitSizes() = default;
+  explicit SplitSizes(const isa::IsaView& isa) : unconstrained_(isa.instructions.size() == 0) {
+    for (const isa::Instruction& inst : isa.instructions) add_instruction(inst);
+  }
+
+  // Where to cut an extent n of `role` (for `opcode` when the role is Rows) of element type t:
+  // the size of the first piece, or nothing when n should stay whole.
+  std::optional<std::int64_t> split_point(SplitRole role, DType t, std::int64_t n, hlo::Opcode opcode = hlo::Opcode::Copy) const {
+    if (n < 2) return std::nullopt;
+    if (unconstrained_) return n % 2 == 0 ? std::optional(n / 2) : std::nullopt;
+    const auto it = sizes_.find(Key{role, role == SplitRole::Rows ? opcode : hlo::Opcode::Copy, t});
+    if (it == sizes_.end() || it->second.empty()) return std::nullopt;
+    const std::set<std::int64_t>& s = it->second;
+    if (s.count(n)) return std::nullopt;
+    for (std::int64_t m = n; m % 2 == 0; m /= 2)
+      if (s.count(m / 2)) return n / 2;
+    auto below = s.lower_bound(n);
+    if (below == s.begin()) return std::nullopt;
+    return *std::prev(below);
+  }
+
+  // The extents recorded for a role (tests and `act rules`).
+  std::vector<std::int64_t> sizes(SplitRole role, DType t, hlo::Opcode opcode = hlo::Opcode::Copy) const {
+    const auto it = sizes_.find(Key{role, role == SplitRole::Rows ? opcode : hlo::Opcode::Copy, t});
+    return it == sizes_.end() ? std::vector<std::int64_t>{} : std::vector<std::int64_t>(it->second.begin(), it->second.end());
+  }
+
+ private:
+  struct Key {
+    SplitRole role;
+    hlo::Opcode opcode;
+    DType dtype;
+    friend auto operator<=>(const Key&, const Key&) = default;
+  };
+
+  // The values dim `d` of `i` takes as alpha ranges over its feasible values.
+  static std::set<std::int64_t> extents(const isa::Instruction& inst, const std::vector<std::set<std::int64_t>>& feasible,
+                                        const hlo::Instruction& i, std::size_t d) {
+    const std::string text = d < i.dimension_expressions.size() ? i.dimension_expressions[d] : std::string();
+    if (text.empty()) return {i.shape.dims[d]};
+    const sym::ParseResult parsed = sym::try_parse(text);
+    if (!parsed.ok()) return {};
+    std::vector<std::size_t> used;
+    for (std::string_view id : sym::free_identifiers(parsed.expr)) {
+      const auto a = std::find(inst.alpha.begin(), inst.alpha.end(), id);
+      if (a == inst.alpha.end()) return {};
+      used.push_back(static_cast<std::size_t>(a - inst.alpha.begin()));
+    }
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    if (used.size() != 1) return {};  // several alpha in one extent: not read (none of ours)
+    std::set<std::int64_t> out;
+    for (std::int64_t value : feasible[used[0]]) {
+      const sym::EvalResult r = sym::try_evaluate(parsed.expr, [&](std::string_view) -> std::optional<std::int64_t> { return value; });
+      if (r.ok() && r.value >= 1 && r.value <= kMaxSize) out.insert(r.value);
+    }
+    return out;
+  }
+
+  // Per alpha: the values 1 .. kMaxSize that satisfy every constraint mentioning it alone.
+  static std::vector<std::set<std::int64_t>> feasible_alpha(const isa::Instruction& inst) {
+    std::vector<std::set<std::int64_t>> out(inst.alpha.size());
+    for (std::size_t a = 0; a < inst.alpha.size(); ++a) {
+      std::vector<sym::Expr> own;
+      for (std::string_view c : inst.constraints) {
+        const sym::ParseResult parsed = sym::try_parse(c);
+        if (!parsed.ok()) continue;
+        bool only_a = true, mentions_a = false;
+        for (std::string_view id : sym::free_identifiers(parsed.expr)) {
+          mentions_a = mentions_a || id == inst.alpha[a];
+          only_a = only_a && id == inst.alpha[a];
+        }
+        if (only_a && mentions_a) own.push_back(parsed.expr);
+      }
+      for (std::int64_t v = 1; v <= kMaxSize; ++v) {
+        bool ok = true;
+        for (const sym::Expr& e : own) {
+          const sym::EvalResult r = sym::try_evaluate(e, [&](std::string_view) -> std::optional<std::int64_t> { return v; });
+          ok = ok && r.ok() && r.value != 0;
+        }
+        if (ok) out[a].insert(v);
+      }
+    }
+    return out;
+  }
+
+  void record(SplitRole role, hlo::Opcode opcode, DType t, const std::set<std::int64_t>& values) {
+    if (values.empty()) return;
+    sizes_[Key{role, opcode, t}].insert(values.begin(), values.end());
+  }
+
+  void add_instruction(const isa::Instruction& inst) {
+    hlo::Module m;
+    try {
+      m = hlo::parse_semantics(inst.semantics, hlo::DimensionEvaluator{});
+    } catch (const Error&) {
+      return;  // validation reports malformed semantics; nothing to learn here
+    }
+    const std::vector<std::set<std::int64_t>> feasible = feasible_alpha(inst);
+    const hlo::Computation& entry = m.entry_computation();
+    for (const hlo::Instruction& i : entry.instructions) {
+      if (i.shape.is_tuple) continue;
+      if (i.opcode == hlo::Opcode::Dot && i.operands.size() == 2) {
+        const hlo::Instruction& lhs = entry.instructions[static_cast<std::size_t>(i.operands[0])];
+        const hlo::Instruction& rhs = entry.instructions[static_cast<std::size_t>(i.operands[1])];
+        if (lhs.shape.is_tuple || rhs.shape.is_tuple) continue;
+        const DType t = lhs.shape.dtype;
+        const auto& d = i.dot;
+        const auto used = [](const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b, std::int64_t k) {
+          return std::find(a.begin(), a.end(), k) != a.end() || std::find(b.begin(), b.end(), k) != b.end();
+        };
+        for (std::size_t k = 0; k < lhs.shape.dims.size(); ++k) {
+          const auto kk = static_cast<std::int64_t>(k);
+          if (std::find(d.lhs_contracting.begin(), d.lhs_contracting.end(), kk) != d.lhs_contracting.end())
+            record(SplitRole::DotContracting, hlo::Opcode::Copy, t, extents(inst, feasible, lhs, k));
+          else if (!used(d.lhs_batch, d.lhs_contracting, kk))
+            record(SplitRole::DotLhsFree, hlo::Opcode::Copy, t, extents(inst, feasible, lhs, k));
+        }
+        for (std::size_t k = 0; k < rhs.shape.dims.size(); ++k)
+          if (!used(d.rhs_batch, d.rhs_contracting, static_cast<std::int64_t>(k)))
+            record(SplitRole::DotRhsFree, hlo::Opcode::Copy, t, extents(inst, feasible, rhs, k));
+        continue;
+      }
+      if (i.operands.empty() || i.opcode == hlo::Opcode::Parameter || i.opcode == hlo::Opcode::Constant) continue;
+      const DType t = i.shape.dtype;
+      if (!i.shape.dims.empty()) record(SplitRole::Rows, i.opcode, t, extents(inst, feasible, i, 0));
+      if (i.opcode == hlo::Opcode::Multiply) {  // a dot with contracting extent 1
+        record(SplitRole::DotContracting, hlo::Opcode::Copy, t, {1});
+        for (std::size_t k = 0; k < i.shape.dims.size(); ++k) {
+          const auto e = extents(inst, feasible, i, k);
+          record(SplitRole::DotLhsFree, hlo::Opcode::Copy, t, e);
+          record(SplitRole::DotRhsFree, hlo::Opcode::Copy, t, e);
+        }
+      }
+    }
+  }
+
+  bool unconstrained_ = true;
+  std::map<Key, std::set<std::int64_t>> sizes_;
+};
+
+// The split sizes of `isa`, computed once per process (descriptions are static data: their
+// instruction array identifies them). Reading the sizes tries every alpha value up to kMaxSize.
+inline std::shared_ptr<const SplitSizes> split_sizes_of(const isa::IsaView& isa) {
+  static std::mutex mutex;
+  static std::map<const void*, std::shared_ptr<const SplitSizes>> cache;
+  if (isa.instructions.empty()) return std::make_shared<const SplitSizes>();
+  const std::lock_guard lock(mutex);
+  auto& slot = cache[isa.instructions.data()];
+  if (!slot) slot = std::make_shared<const SplitSizes>(isa);
+  return slot;
+}
+
+}  // namespace act::select

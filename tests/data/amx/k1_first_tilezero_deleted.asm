@@ -1,0 +1,17 @@
+# K1 as oneDNN writes it (amx/k1_onednn.asm) with its first tilezero deleted: tmm0 accumulates
+# onto whatever the tile held. Passed verification while the simulator started with zeroed tiles.
+tilezero(dst = 1)
+tilezero(dst = 2)
+tilezero(dst = 3)
+tileloadd(dst = 4, mem_addr = 0x0000, stride = 64)
+tileloadd(dst = 5, mem_addr = 0x0400, stride = 64)
+tileloadd(dst = 6, mem_addr = 0x0800, stride = 64)
+tileloadd(dst = 7, mem_addr = 0x0c00, stride = 64)
+tdpbusd(dst = 0, src0 = 4, src1 = 6)
+tdpbusd(dst = 1, src0 = 4, src1 = 7)
+tdpbusd(dst = 2, src0 = 5, src1 = 6)
+tdpbusd(dst = 3, src0 = 5, src1 = 7)
+tilestored(src = 0, mem_addr = 0x1000, stride = 64)
+tilestored(src = 1, mem_addr = 0x1400, stride = 64)
+tilestored(src = 2, mem_addr = 0x1800, stride = 64)
+tilestored(src = 3, mem_addr = 0x1c00, stride = 64)

@@ -1,0 +1,1 @@
+# An empty program: no instruction, no constant.

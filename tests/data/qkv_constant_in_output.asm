@@ -1,0 +1,11 @@
+# A constant block inside the kernel's output region: not a constant pool.
+load_rm(n = 64, addr_in = 0, addr_out = 0)
+load_cm(n = 64, addr_in = 8192, addr_out = 64)
+gemm(addr_1 = 0, addr_2 = 64, addr_out = 0)
+softmax(n = 64, addr = 0)
+mov(n = 64, addr_in = 0, addr_out = 0)
+load_rm(n = 64, addr_in = 16384, addr_out = 64)
+gemm(addr_1 = 0, addr_2 = 64, addr_out = 0)
+mov(n = 64, addr_in = 0, addr_out = 0)
+store_rm(n = 64, addr_in = 0, addr_out = 24576)
+.constant addr = 24576, bytes = 00
