@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <sstream>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -479,14 +480,23 @@ int run_soak(Args& args) {
   for (const auto& f : result.failures) {
     if (f.outcome == act::testing::SoakOutcome::Rejected && options.mode == act::testing::SoakMode::Sound && !json) continue;
     if (!json && (f.outcome == act::testing::SoakOutcome::Miscompiled || options.mode == act::testing::SoakMode::Complete))
-      std::cout << fmt::format("kernel {} (seed {}, {} nodes{}): {}{}\n  {}\n", f.index, f.seed, f.nodes,
+      std::cout << fmt::format("kernel {} (seed {}, {} nodes{}): {}{}{}\n  {}\n", f.index, f.seed, f.nodes,
                                f.shrunk_nodes >= 0 ? fmt::format(", shrunk to {}", f.shrunk_nodes) : "", to_string(f.outcome),
+                               f.limit.empty() ? "" : fmt::format(" ({})", f.limit),
                                f.saved.empty() ? "" : fmt::format(", saved in {}", f.saved), f.message.substr(0, f.message.find('\n')));
   }
   if (json) std::cout << result.to_json(isa.name, options);
   else std::cout << fmt::format("act soak --isa {} --mode {} --seed {}: {} ({:.1f} s)\n", isa.name,
                                 options.mode == act::testing::SoakMode::Sound ? "sound" : "complete", options.seed,
                                 result.counts.to_string(), result.seconds);
+  if (!json) {  // what ended the compiles that found nothing: load-dependent or a work limit
+    std::map<std::string, std::size_t> limits;
+    for (const auto& f : result.failures)
+      if (!f.limit.empty()) ++limits[f.limit];
+    std::vector<std::string> parts;
+    for (const auto& [limit, count] : limits) parts.push_back(fmt::format("{} {}", limit, count));
+    if (!parts.empty()) std::cout << fmt::format("  ended by: {}\n", fmt::join(parts, ", "));
+  }
   const bool bug = result.counts.miscompiled > 0 ||
                    (options.mode == act::testing::SoakMode::Complete && result.counts.not_found + result.counts.timed_out > 0);
   return bug ? kExitFailed : kExitOk;

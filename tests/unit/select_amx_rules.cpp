@@ -602,6 +602,25 @@ TEST_CASE("AVX-512: K3/K4 shapes with other lengths compile to the fewest instru
   }
 }
 
+// The shipped int8 GEMM family u8[M,64] x s8[N,64]{T(16,4)} -> s32[M,N]{T(16,16)}: one
+// tilezero + tdpbusd + tilestored per 16x16 output tile and each A and B row block loaded once.
+// M = 48 needs three 16-row tiles: the split axioms cut at the sizes the ISA's tiles take
+// (select/rules/split_sizes.hpp), not at halves, which never reach 16 + 16 + 16.
+TEST_CASE("AMX: the int8 GEMM family compiles to one tdpbusd per output tile, M = 48 included", "[amx]") {
+  for (const int m : {16, 32, 48, 64})
+    for (const int n : {32, 64}) {
+      const std::string file = "int8_gemm_m" + std::to_string(m) + "_n" + std::to_string(n);
+      INFO(file);
+      auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/" + file + ".hlo", first_candidate());
+      ACT_REQUIRE_VERIFIED(r);
+      const std::size_t tiles = static_cast<std::size_t>((m / 16) * (n / 16));
+      CHECK(r.count("tdpbusd") == tiles);
+      CHECK(r.count("tilezero") == tiles);
+      CHECK(r.count("tilestored") == tiles);
+      CHECK(r.count("tileloadd") == static_cast<std::size_t>(m / 16 + n / 16));
+    }
+}
+
 // ---- K5 (issue 5): each half alone, and the whole kernel (its halves explored as output groups) ----
 
 TEST_CASE("AVX-512: K5's AVX half converts clamped floats to u8 with vcvttps2dq + vpmovusdbx", "[amx][paper]") {

@@ -219,6 +219,32 @@ TEST_CASE("soak counts, saves and shrinks miscompiles reported by a compiler", "
   (void)other;
 }
 
+TEST_CASE("soak records which limit ended each compile that found nothing", "[soak]") {
+  // A "compiler" that finds nothing: the first kernel by a wall-clock timeout, the second on the
+  // rewriter's node limit, the third with a saturated e-graph.
+  std::size_t calls = 0;
+  testing::SoakCompiler nothing = [&](const hlo::Module&, const codegen::Options&) {
+    codegen::CompileOutcome o;
+    o.message = "no program";
+    const std::size_t k = calls++;
+    o.statistics.stop = k == 0 ? codegen::StopReason::Timeout : codegen::StopReason::Exhausted;
+    o.statistics.rewrite_stop = k == 1 ? "node limit" : "saturated";
+    o.statistics.saturated = k == 2;
+    return o;
+  };
+  testing::SoakOptions o;
+  o.kernels = 3;
+  o.seed = 9;
+  const testing::SoakResult r = testing::soak(kQkv, nothing, o);
+  CHECK(r.counts.timed_out == 1);
+  CHECK(r.counts.not_found == 2);
+  REQUIRE(r.failures.size() == 3);
+  CHECK(r.failures[0].limit == "wall-clock timeout");
+  CHECK(r.failures[1].limit == "rewriting: node limit");
+  CHECK(r.failures[2].limit == "search exhausted (saturated e-graph)");
+  CHECK(r.to_json("qkv", o).find("\"limit\": \"rewriting: node limit\"") != std::string::npos);
+}
+
 TEST_CASE("soak on QKV: lifted programs that compile also verify", "[soak][qkv]") {
   testing::SoakOptions o;
   o.mode = testing::SoakMode::Complete;

@@ -127,6 +127,10 @@ struct SoakRecord {
   SoakOutcome outcome = SoakOutcome::Verified;
   int nodes = 0;
   std::string message;
+  // What ended a compile that found nothing: "wall-clock timeout" (depends on machine load) or a
+  // work limit ("rewriting: node limit", "rewriting: iteration limit", "search exhausted"), which
+  // does not. Empty for other outcomes.
+  std::string limit;
   std::string saved;       // directory, if saved
   int shrunk_nodes = -1;   // after shrinking, if shrunk
   double compile_seconds = 0;  // the first compile (shrinking not included)
@@ -148,9 +152,10 @@ struct SoakResult {
         counts.generated, counts.compiled, counts.verified, counts.miscompiled, counts.not_found, counts.timed_out, counts.rejected);
     for (std::size_t i = 0; i < failures.size(); ++i) {
       const auto& f = failures[i];
-      out += fmt::format("{}\n  {{\"index\": {}, \"seed\": {}, \"outcome\": \"{}\", \"nodes\": {}, \"shrunk_nodes\": {}, \"seconds\": {:.3f}, "
+      out += fmt::format("{}\n  {{\"index\": {}, \"seed\": {}, \"outcome\": \"{}\", \"limit\": {}, \"nodes\": {}, \"shrunk_nodes\": {}, \"seconds\": {:.3f}, "
                          "\"saved\": {}, \"message\": {}}}",
-                         i ? "," : "", f.index, f.seed, to_string(f.outcome), f.nodes, f.shrunk_nodes, f.compile_seconds, sim::formats_detail::json_string(f.saved),
+                         i ? "," : "", f.index, f.seed, to_string(f.outcome), sim::formats_detail::json_string(f.limit), f.nodes, f.shrunk_nodes,
+                         f.compile_seconds, sim::formats_detail::json_string(f.saved),
                          sim::formats_detail::json_string(f.message));
     }
     return out + "]}\n";
@@ -243,9 +248,19 @@ inline codegen::Options compile_options(const SoakOptions& o) {
   return c;
 }
 
-// Classifies one compile; `program` receives the compiled program.
+// Which limit ended a compile that produced no program (SoakRecord::limit).
+inline std::string limit_of(const codegen::Statistics& s) {
+  if (s.stop == codegen::StopReason::Timeout) return "wall-clock timeout";
+  if (s.saturated) return "search exhausted (saturated e-graph)";
+  if (!s.rewrite_stop.empty()) return fmt::format("rewriting: {}", s.rewrite_stop);
+  return "search exhausted";
+}
+
+// Classifies one compile; `program` receives the compiled program, `limit` what ended a compile
+// without one.
 inline SoakOutcome classify(const hlo::Module& kernel, const isa::IsaView& isa, const SoakCompiler& compile, const SoakOptions& o,
-                            std::uint64_t seed, std::string& message, std::optional<sim::Program>& program) {
+                            std::uint64_t seed, std::string& message, std::optional<sim::Program>& program,
+                            std::string* limit = nullptr) {
   codegen::CompileOutcome outcome;
   try {
     outcome = compile(kernel, compile_options(o));
@@ -255,6 +270,7 @@ inline SoakOutcome classify(const hlo::Module& kernel, const isa::IsaView& isa, 
   }
   if (!outcome) {
     message = outcome.message;
+    if (limit) *limit = limit_of(outcome.statistics);
     return outcome.statistics.stop == codegen::StopReason::Timeout ? SoakOutcome::TimedOut : SoakOutcome::NotFound;
   }
   program = outcome.result->program;
@@ -288,7 +304,7 @@ inline SoakRecord run_one(const isa::IsaView& isa, const KernelTraits& traits, c
   if (o.generated) o.generated(index, hlo::print_module(g.kernel));
   std::optional<sim::Program> program;
   const auto t0 = std::chrono::steady_clock::now();
-  rec.outcome = classify(g.kernel, isa, compile, o, rec.seed, rec.message, program);
+  rec.outcome = classify(g.kernel, isa, compile, o, rec.seed, rec.message, program, &rec.limit);
   rec.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const bool bug = rec.outcome == SoakOutcome::Miscompiled ||
                    (o.mode == SoakMode::Complete && (rec.outcome == SoakOutcome::NotFound || rec.outcome == SoakOutcome::TimedOut));
@@ -343,9 +359,9 @@ inline SoakRecord run_isolated(const isa::IsaView& isa, const KernelTraits& trai
     try {
       const SoakRecord r = run_one(isa, traits, compile, o, index);
       out = fmt::format("{}", static_cast<int>(r.outcome)) + '\0' + std::to_string(r.nodes) + '\0' + std::to_string(r.shrunk_nodes) +
-            '\0' + fmt::format("{}", r.compile_seconds) + '\0' + r.saved + '\0' + r.message;
+            '\0' + fmt::format("{}", r.compile_seconds) + '\0' + r.saved + '\0' + r.limit + '\0' + r.message;
     } catch (const std::exception& e) {
-      out = fmt::format("{}", static_cast<int>(SoakOutcome::Rejected)) + '\0' + "0" + '\0' + "-1" + '\0' + "0" + '\0' + '\0' + e.what();
+      out = fmt::format("{}", static_cast<int>(SoakOutcome::Rejected)) + '\0' + "0" + '\0' + "-1" + '\0' + "0" + '\0' + '\0' + '\0' + e.what();
     }
     std::size_t written = 0;
     while (written < out.size()) {
@@ -386,9 +402,10 @@ inline SoakRecord run_isolated(const isa::IsaView& isa, const KernelTraits& trai
       f.push_back(in.substr(start, i - start));
       start = i + 1;
     }
-  if (killed || f.size() < 6) {
+  if (killed || f.size() < 7) {
     r.outcome = SoakOutcome::TimedOut;
     r.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.limit = "wall-clock timeout";
     r.message = killed ? fmt::format("killed after {} s: the compile overran its {} s timeout (hang)", o.hang_seconds, o.timeout_seconds)
                        : "the soak child died without a report";
     return r;
@@ -398,8 +415,9 @@ inline SoakRecord run_isolated(const isa::IsaView& isa, const KernelTraits& trai
   r.shrunk_nodes = std::stoi(f[2]);
   r.compile_seconds = std::stod(f[3]);
   r.saved = f[4];
-  r.message = f[5];
-  for (std::size_t i = 6; i < f.size(); ++i) r.message += f[i];
+  r.limit = f[5];
+  r.message = f[6];
+  for (std::size_t i = 7; i < f.size(); ++i) r.message += f[i];
   return r;
 }
 

@@ -7,6 +7,12 @@
 // e-class may contain reshape(reshape(itself)), so each class gets the height of its shortest
 // constant-only term (a fixpoint over the e-graph) and the folder always picks a node whose
 // children are strictly lower.
+//
+// Folding is bounded by work, not time: each class is folded at most once, and the elements the
+// interpreter computes (summed over every instruction of every evaluated term, a dot's weighted
+// by its contracting extent) stop at kMaxFoldedElements per folder. Without the bound, 1,024 row
+// slices of an s32[4096,64] iota each evaluated the whole iota (AMX: 24 s on a 3 s budget), and
+// QKV folded dots of 2048x2048 identity matrices (88 s).
 #pragma once
 
 #include <algorithm>
@@ -31,17 +37,37 @@ class ConstantFolder {
     refresh();
     cls = graph_->find(cls);
     if (!heights_.contains(cls)) return -1;
+    if (const auto it = folded_.find(cls); it != folded_.end()) return it->second;
+    return folded_[cls] = fold(cls);
+  }
+
+  static constexpr std::int64_t kMaxFoldedElements = std::int64_t{1} << 22;
+
+ private:
+  std::int64_t fold(egraph::Id cls) {
     auto choose = [this](const TensorGraph& graph, egraph::Id c) { return lowest_node(graph.find(c)); };
     try {
       const TermModule term = term_to_hlo(*graph_, *context_, lowest_node(cls), choose);
       if (!term.inputs.empty()) return -1;
+      const auto& instructions = term.module.entry_computation().instructions;
+      std::int64_t work = 0;
+      for (const hlo::Instruction& i : instructions) {
+        if (i.shape.is_tuple) continue;
+        std::int64_t per_element = 1;  // a dot's elements each cost its contracting extent
+        if (i.opcode == hlo::Opcode::Dot && !i.operands.empty())
+          for (std::int64_t d : i.dot.lhs_contracting)
+            per_element *= instructions[static_cast<std::size_t>(i.operands[0])].shape.dims[static_cast<std::size_t>(d)];
+        work += i.shape.element_count() * per_element;
+        if (work > kMaxFoldedElements) return -1;
+      }
+      if (work > kMaxFoldedElements - elements_evaluated_) return -1;
+      elements_evaluated_ += work;
       return context_->constants.intern(hlo::evaluate(term.module, std::span<const Literal>{}));
     } catch (const Error&) {
       return -1;
     }
   }
 
- private:
   static constexpr int kNone = -1;
 
   // Height of the node's constant-only term, or kNone when a child has none.
@@ -73,6 +99,7 @@ class ConstantFolder {
     if (stamp == stamp_) return;
     stamp_ = stamp;
     heights_.clear();
+    folded_.clear();  // classes may have merged; the work already spent stays spent
     for (bool changed = true; changed;) {
       changed = false;
       for (egraph::Id c : graph_->classes()) {
@@ -94,6 +121,8 @@ class ConstantFolder {
   const TensorGraph* graph_;
   SelectionContext* context_;
   std::unordered_map<egraph::Id, int> heights_;
+  std::unordered_map<egraph::Id, std::int64_t> folded_;  // class -> pool index or -1
+  std::int64_t elements_evaluated_ = 0;
   std::size_t stamp_ = 0;
 };
 
