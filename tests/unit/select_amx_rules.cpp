@@ -16,6 +16,7 @@
 #include "act/isa/registry.hpp"
 #include "act/select/rules/axioms.hpp"
 #include "act/select/rules/isa_rules.hpp"
+#include "act/select/rules/split_sizes.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 
 using namespace act;
@@ -600,6 +601,26 @@ TEST_CASE("AVX-512: K3/K4 shapes with other lengths compile to the fewest instru
     CHECK(r.count("vmulpsz") + r.count("vmulps") + r.count("vfmadd231ps") == tiles);
     CHECK(r.size() == v.rows + 2 * tiles);
   }
+}
+
+// Where the split axioms cut, read off the AMX description (select/rules/split_sizes.hpp).
+TEST_CASE("split sizes come from the ISA's semantics: rows a vector instruction computes, tiles' dims", "[amx]") {
+  using select::SplitRole;
+  const select::SplitSizes sizes(isa::view<isa::Amx>());
+  // vmulps computes f32[16]: an f32[32] product is cut in halves, an f32[16] one is left whole,
+  // and a rank-2 product is computed a row at a time, so its rows halve towards 1.
+  CHECK(sizes.split_point(SplitRole::Rows, DType::f32, 32, hlo::Opcode::Multiply, 1) == 16);
+  CHECK_FALSE(sizes.split_point(SplitRole::Rows, DType::f32, 16, hlo::Opcode::Multiply, 1).has_value());
+  CHECK(sizes.split_point(SplitRole::Rows, DType::f32, 16, hlo::Opcode::Multiply, 2) == 8);
+  // tdpbusd's tiles: 16 rows of s32 results; 48 rows are cut into 16 + 32, 64 into halves.
+  CHECK_FALSE(sizes.split_point(SplitRole::DotLhsFree, DType::s32, 16).has_value());
+  CHECK(sizes.split_point(SplitRole::DotLhsFree, DType::s32, 64) == 32);
+  const auto cut48 = sizes.split_point(SplitRole::DotLhsFree, DType::s32, 48);
+  REQUIRE(cut48.has_value());
+  CHECK((*cut48 == 16 || *cut48 == 32));
+  // Without an ISA (the axioms' soundness tests) every even extent is halved.
+  CHECK(select::SplitSizes().split_point(SplitRole::Rows, DType::f32, 6, hlo::Opcode::Multiply) == 3);
+  CHECK_FALSE(select::SplitSizes().split_point(SplitRole::Rows, DType::f32, 7, hlo::Opcode::Multiply).has_value());
 }
 
 // The shipped int8 GEMM family u8[M,64] x s8[N,64]{T(16,4)} -> s32[M,N]{T(16,16)}: one

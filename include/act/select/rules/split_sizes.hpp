@@ -7,7 +7,10 @@
 //   dot roles     the lhs free, rhs free and contracting extents of the semantics' dots; a
 //                 multiply counts as a dot with contracting extent 1 (dot-unit-contracting-
 //                 as-multiply turns one into the other), its extents as free extents;
-//   rows          dim 0 of each elementwise operator's result, per opcode.
+//   rows          dim 0 of each elementwise operator's result, per opcode and rank. A value of
+//                 higher rank than an instruction's result is computed a row at a time (vmulps
+//                 computes f32[16]: an f32[16,32] product needs rows of 1), so for it that
+//                 instruction's row extent is 1.
 // A dimension of extent n that an instruction computes whole is not split. Otherwise it is cut
 // in halves when halving reaches an instruction's extent (64 = 16 x 2^2: halves stay balanced
 // and the e-graph linear in n), else at the largest extent below n (48 = 16 + 32, then
@@ -47,12 +50,13 @@ class SplitSizes {
 
   // Where to cut an extent n of `role` (for `opcode` when the role is Rows) of element type t:
   // the size of the first piece, or nothing when n should stay whole.
-  std::optional<std::int64_t> split_point(SplitRole role, DType t, std::int64_t n, hlo::Opcode opcode = hlo::Opcode::Copy) const {
+  // `rank` is the rank of the value whose dim 0 is cut (Rows only).
+  std::optional<std::int64_t> split_point(SplitRole role, DType t, std::int64_t n, hlo::Opcode opcode = hlo::Opcode::Copy,
+                                          std::size_t rank = 1) const {
     if (n < 2) return std::nullopt;
     if (unconstrained_) return n % 2 == 0 ? std::optional(n / 2) : std::nullopt;
-    const auto it = sizes_.find(Key{role, role == SplitRole::Rows ? opcode : hlo::Opcode::Copy, t});
-    if (it == sizes_.end() || it->second.empty()) return std::nullopt;
-    const std::set<std::int64_t>& s = it->second;
+    const std::set<std::int64_t> s = extents_for(role, t, opcode, rank);
+    if (s.empty()) return std::nullopt;
     if (s.count(n)) return std::nullopt;
     for (std::int64_t m = n; m % 2 == 0; m /= 2)
       if (s.count(m / 2)) return n / 2;
@@ -65,9 +69,9 @@ class SplitSizes {
   }
 
   // The extents recorded for a role (tests and `act rules`).
-  std::vector<std::int64_t> sizes(SplitRole role, DType t, hlo::Opcode opcode = hlo::Opcode::Copy) const {
-    const auto it = sizes_.find(Key{role, role == SplitRole::Rows ? opcode : hlo::Opcode::Copy, t});
-    return it == sizes_.end() ? std::vector<std::int64_t>{} : std::vector<std::int64_t>(it->second.begin(), it->second.end());
+  std::vector<std::int64_t> sizes(SplitRole role, DType t, hlo::Opcode opcode = hlo::Opcode::Copy, std::size_t rank = 1) const {
+    const std::set<std::int64_t> s = extents_for(role, t, opcode, rank);
+    return std::vector<std::int64_t>(s.begin(), s.end());
   }
 
  private:
@@ -75,8 +79,24 @@ class SplitSizes {
     SplitRole role;
     hlo::Opcode opcode;
     DType dtype;
+    std::size_t rank = 0;  // of the instruction's result (Rows only)
     friend auto operator<=>(const Key&, const Key&) = default;
   };
+
+  std::set<std::int64_t> extents_for(SplitRole role, DType t, hlo::Opcode opcode, std::size_t rank) const {
+    if (role != SplitRole::Rows) {
+      const auto it = sizes_.find(Key{role, hlo::Opcode::Copy, t});
+      return it == sizes_.end() ? std::set<std::int64_t>{} : it->second;
+    }
+    std::set<std::int64_t> out;
+    for (auto it = sizes_.lower_bound(Key{role, opcode, t, 0}); it != sizes_.end(); ++it) {
+      const Key& k = it->first;
+      if (k.role != role || k.opcode != opcode || k.dtype != t) break;
+      if (k.rank == rank) out.insert(it->second.begin(), it->second.end());
+      else if (k.rank < rank && !it->second.empty()) out.insert(1);
+    }
+    return out;
+  }
 
   // The values dim `d` of `i` takes as alpha ranges over its feasible values.
   static std::set<std::int64_t> extents(const isa::Instruction& inst, const std::vector<std::set<std::int64_t>>& feasible,
@@ -129,9 +149,9 @@ class SplitSizes {
     return out;
   }
 
-  void record(SplitRole role, hlo::Opcode opcode, DType t, const std::set<std::int64_t>& values) {
+  void record(SplitRole role, hlo::Opcode opcode, DType t, const std::set<std::int64_t>& values, std::size_t rank = 0) {
     if (values.empty()) return;
-    sizes_[Key{role, opcode, t}].insert(values.begin(), values.end());
+    sizes_[Key{role, opcode, t, rank}].insert(values.begin(), values.end());
   }
 
   void add_instruction(const isa::Instruction& inst) {
@@ -168,7 +188,7 @@ class SplitSizes {
       }
       if (i.operands.empty() || i.opcode == hlo::Opcode::Parameter || i.opcode == hlo::Opcode::Constant) continue;
       const DType t = i.shape.dtype;
-      if (!i.shape.dims.empty()) record(SplitRole::Rows, i.opcode, t, extents(inst, feasible, i, 0));
+      if (!i.shape.dims.empty()) record(SplitRole::Rows, i.opcode, t, extents(inst, feasible, i, 0), i.shape.dims.size());
       if (i.opcode == hlo::Opcode::Multiply) {  // a dot with contracting extent 1
         record(SplitRole::DotContracting, hlo::Opcode::Copy, t, {1});
         for (std::size_t k = 0; k < i.shape.dims.size(); ++k) {

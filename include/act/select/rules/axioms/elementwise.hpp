@@ -94,13 +94,13 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
               fmt::format("({}@outer ?x ?y)", name_of(f)),
               [sizes, f](const View& v) {
                 const Shape& t = v.root_type();
-                return !t.dims.empty() && sizes->split_point(SplitRole::Rows, t.dtype, t.dims[0], f).has_value();
+                return !t.dims.empty() && sizes->split_point(SplitRole::Rows, t.dtype, t.dims[0], f, t.dims.size()).has_value();
               },
               [sizes, f](const View& v, Build& b) {
                 const TensorOp f_op = v.op("outer");
                 const Id x = v.cls("?x"), y = v.cls("?y");
                 const Shape& t = v.root_type();
-                const auto n = t.dims[0], h = *sizes->split_point(SplitRole::Rows, t.dtype, n, f);
+                const auto n = t.dims[0], h = *sizes->split_point(SplitRole::Rows, t.dtype, n, f, t.dims.size());
                 const Id lo = b.add(f_op, {b.slice_dim(x, 0, 0, h), b.slice_dim(y, 0, 0, h)});
                 const Id hi = b.add(f_op, {b.slice_dim(x, 0, h, n), b.slice_dim(y, 0, h, n)});
                 return b.concat({lo, hi}, 0);
