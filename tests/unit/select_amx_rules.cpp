@@ -607,11 +607,12 @@ TEST_CASE("AVX-512: K3/K4 shapes with other lengths compile to the fewest instru
 TEST_CASE("split sizes come from the ISA's semantics: rows a vector instruction computes, tiles' dims", "[amx]") {
   using select::SplitRole;
   const select::SplitSizes sizes(isa::view<isa::Amx>());
-  // vmulps computes f32[16]: an f32[32] product is cut in halves, an f32[16] one is left whole,
-  // and a rank-2 product is computed a row at a time, so its rows halve towards 1.
-  CHECK(sizes.split_point(SplitRole::Rows, DType::f32, 32, hlo::Opcode::Multiply, 1) == 16);
-  CHECK_FALSE(sizes.split_point(SplitRole::Rows, DType::f32, 16, hlo::Opcode::Multiply, 1).has_value());
+  // vmulps computes f32[1,16]: a product's rows halve towards 1, one row stays whole, and an
+  // odd row count is not peeled (rows only halve).
+  CHECK(sizes.sizes(SplitRole::Rows, DType::f32, hlo::Opcode::Multiply, 2) == std::vector<std::int64_t>{1});
   CHECK(sizes.split_point(SplitRole::Rows, DType::f32, 16, hlo::Opcode::Multiply, 2) == 8);
+  CHECK_FALSE(sizes.split_point(SplitRole::Rows, DType::f32, 1, hlo::Opcode::Multiply, 2).has_value());
+  CHECK_FALSE(sizes.split_point(SplitRole::Rows, DType::f32, 3, hlo::Opcode::Multiply, 2).has_value());
   // tdpbusd's tiles: 16 rows of s32 results; 48 rows are cut into 16 + 32, 64 into halves.
   CHECK_FALSE(sizes.split_point(SplitRole::DotLhsFree, DType::s32, 16).has_value());
   CHECK(sizes.split_point(SplitRole::DotLhsFree, DType::s32, 64) == 32);

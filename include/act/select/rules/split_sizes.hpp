@@ -7,10 +7,10 @@
 //   dot roles     the lhs free, rhs free and contracting extents of the semantics' dots; a
 //                 multiply counts as a dot with contracting extent 1 (dot-unit-contracting-
 //                 as-multiply turns one into the other), its extents as free extents;
-//   rows          dim 0 of each elementwise operator's result, per opcode and rank. A value of
-//                 higher rank than an instruction's result is computed a row at a time (vmulps
-//                 computes f32[16]: an f32[16,32] product needs rows of 1), so for it that
-//                 instruction's row extent is 1.
+//   rows          dim 0 of each elementwise operator's result, per opcode; a value of higher
+//                 rank than an instruction's result is also computed a row at a time by it (an
+//                 f32[16] vector unit computes an f32[16,32] product in rows of 1), so for such a
+//                 value the extents include 1.
 // A dimension of extent n that an instruction computes whole is not split. Otherwise it is cut
 // in halves when halving reaches an instruction's extent (64 = 16 x 2^2: halves stay balanced
 // and the e-graph linear in n), else at the largest extent below n (48 = 16 + 32, then
@@ -92,8 +92,8 @@ class SplitSizes {
     for (auto it = sizes_.lower_bound(Key{role, opcode, t, 0}); it != sizes_.end(); ++it) {
       const Key& k = it->first;
       if (k.role != role || k.opcode != opcode || k.dtype != t) break;
-      if (k.rank == rank) out.insert(it->second.begin(), it->second.end());
-      else if (k.rank < rank && !it->second.empty()) out.insert(1);
+      out.insert(it->second.begin(), it->second.end());
+      if (k.rank < rank && !it->second.empty()) out.insert(1);
     }
     return out;
   }
