@@ -41,6 +41,7 @@
 #include "act/hlo/shape_rules.hpp"
 #include "act/isa/c_mapping.hpp"
 #include "act/isa/description.hpp"
+#include "act/isa/expansion.hpp"
 #include "act/sym/expr.hpp"
 
 namespace act::isa {
@@ -794,6 +795,61 @@ constexpr bool check_c_mapping(const IsaView& isa, Message& msg) {
   return true;
 }
 
+// An assembler macro (isa/expansion.hpp): it names an instruction of the ISA; each step names a
+// hardware instruction (not a macro), gives each of its attributes exactly once, and its values
+// mention only the macro's attributes.
+constexpr bool check_expansion(const IsaView& isa, const Expansion& e, Message& msg) {
+  const Instruction* macro = isa.find_instruction(e.instruction);
+  if (!macro) {
+    msg << "expansion of '" << e.instruction << "': no such instruction";
+    return false;
+  }
+  if (e.steps.empty()) {
+    msg << "expansion of '" << e.instruction << "' has no steps";
+    return false;
+  }
+  for (std::string_view text : e.steps) {
+    const ExpansionStep step = parse_expansion_step(text);
+    if (!step.error.empty()) {
+      msg << "expansion of '" << e.instruction << "', step '" << text << "': " << step.error;
+      return false;
+    }
+    const Instruction* target = isa.find_instruction(step.instruction);
+    if (!target || isa.find_expansion(step.instruction)) {
+      msg << "expansion of '" << e.instruction << "': step '" << step.instruction
+          << (target ? "' is itself a macro" : "' is no instruction of the ISA");
+      return false;
+    }
+    const std::size_t attributes = target->alpha.size() + target->beta.size();
+    for (std::size_t k = 0; k < step.count; ++k) {
+      if (!is_attribute(*target, step.names[k])) {
+        msg << "expansion of '" << e.instruction << "': '" << step.names[k] << "' is no attribute of '" << step.instruction << "'";
+        return false;
+      }
+      for (std::size_t j = 0; j < k; ++j)
+        if (step.names[j] == step.names[k]) {
+          msg << "expansion of '" << e.instruction << "': '" << step.names[k] << "' given twice";
+          return false;
+        }
+      const sym::ParseResult value = sym::try_parse(step.values[k]);
+      for (std::size_t n = 0; n < static_cast<std::size_t>(value.expr.count); ++n) {
+        const sym::Node& node = value.expr.nodes[n];
+        if (node.op == sym::Op::Var && !is_attribute(*macro, node.name)) {
+          msg << "expansion of '" << e.instruction << "': value '" << step.values[k] << "' mentions '" << node.name
+              << "', which is no attribute of the macro";
+          return false;
+        }
+      }
+    }
+    if (step.count != attributes) {
+      msg << "expansion of '" << e.instruction << "': step '" << step.instruction << "' needs all " << attributes
+          << " attributes";
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace detail
 
 // The first problem of a description, or an ok() Diagnostic. Never throws.
@@ -824,6 +880,11 @@ constexpr Diagnostic diagnose(const IsaView& isa) {
   }
   d.instruction = {};
   if (isa.c_mapping && !detail::check_c_mapping(isa, d.message)) return d;
+  for (const Expansion& e : isa.expansions) {
+    d.instruction = e.instruction;
+    if (!detail::check_expansion(isa, e, d.message)) return d;
+  }
+  d.instruction = {};
   return d;
 }
 
