@@ -126,6 +126,22 @@ struct IsaView {
       if (e.instruction == n) return &e;
     return nullptr;
   }
+  // Indices, not pointers, for constant evaluation (see isa/validate.hpp); -1: none.
+  constexpr int instruction_index(std::string_view n) const {
+    for (std::size_t i = 0; i < instructions.size(); ++i)
+      if (instructions[i].name == n) return static_cast<int>(i);
+    return -1;
+  }
+  constexpr bool has_expansion(std::string_view n) const {
+    for (const auto& e : expansions)
+      if (e.instruction == n) return true;
+    return false;
+  }
+  constexpr bool has_instruction(std::string_view n) const {
+    for (const auto& i : instructions)
+      if (i.name == n) return true;
+    return false;
+  }
   constexpr const Buffer* find_buffer(std::string_view n) const {
     for (const auto& b : buffers)
       if (b.name == n) return &b;

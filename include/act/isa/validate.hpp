@@ -698,8 +698,8 @@ constexpr bool is_attribute(const Instruction& instr, std::string_view name) {
 constexpr bool is_hbm_start(const IsaView& isa, const Instruction& instr, std::string_view name) {
   auto in = [&](const List<SliceMap, kMaxSlices>& slices) {
     for (const auto& s : slices) {
-      const Buffer* b = isa.find_buffer(s.buffer);
-      if (b && b->is_hbm && s.start.size() == 1 && s.start[0] == name) return true;
+      const int b = isa.buffer_index(s.buffer);  // indices, not pointers: see ShapeChecker::check_slice
+      if (b >= 0 && isa.buffers[b].is_hbm && s.start.size() == 1 && s.start[0] == name) return true;
     }
     return false;
   };
@@ -726,7 +726,7 @@ constexpr bool check_c_instruction(const IsaView& isa, const Instruction& instr,
     return false;
   }
   for (auto f : c.features)
-    if (!isa.c_mapping->find_feature(f)) {
+    if (!isa.c_mapping->has_feature(f)) {
       msg << "C mapping: unknown CPU feature '" << f << "'";
       return false;
     }
@@ -739,8 +739,8 @@ constexpr bool check_c_feature_template(const IsaView& isa, std::string_view tex
     const std::size_t dot = p.name.find('.');
     const std::string_view buffer = dot == std::string_view::npos ? std::string_view() : p.name.substr(0, dot);
     const std::string_view property = dot == std::string_view::npos ? std::string_view() : p.name.substr(dot + 1);
-    const Buffer* b = isa.find_buffer(buffer);
-    if (p.pointer || !b || b->is_hbm || b->unit_dims.empty() ||
+    const int b = isa.buffer_index(buffer);
+    if (p.pointer || b < 0 || isa.buffers[b].is_hbm || isa.buffers[b].unit_dims.empty() ||
         (property != "units" && property != "rows" && property != "row_bytes")) {
       msg << "C mapping: a feature template uses $" << (p.pointer ? "&" : "") << p.name
           << " (allowed: $BUFFER.units, $BUFFER.rows, $BUFFER.row_bytes of a register buffer)";
@@ -765,8 +765,8 @@ constexpr bool check_c_mapping(const IsaView& isa, Message& msg) {
     if (!check_c_feature_template(isa, m.features[i].configure, msg)) return false;
   }
   for (const auto& r : m.registers) {
-    const Buffer* b = isa.find_buffer(r.buffer);
-    if (!b || b->is_hbm) {
+    const int b = isa.buffer_index(r.buffer);
+    if (b < 0 || isa.buffers[b].is_hbm) {
       msg << "C mapping: register file '" << r.buffer << "' is not a non-HBM buffer of the ISA";
       return false;
     }
@@ -778,17 +778,17 @@ constexpr bool check_c_mapping(const IsaView& isa, Message& msg) {
         }
   }
   for (const auto& b : isa.buffers)
-    if (!b.is_hbm && !m.find_registers(b.name)) {
+    if (!b.is_hbm && !m.has_registers(b.name)) {
       msg << "C mapping: buffer '" << b.name << "' has no register file";
       return false;
     }
   for (auto f : m.emulated_features)
-    if (!m.find_feature(f)) {
+    if (!m.has_feature(f)) {
       msg << "C mapping: unknown emulated CPU feature '" << f << "'";
       return false;
     }
   for (const auto& c : m.instructions)
-    if (!isa.find_instruction(c.name)) {
+    if (!isa.has_instruction(c.name)) {
       msg << "C mapping: '" << c.name << "' is no instruction of the ISA";
       return false;
     }
@@ -799,8 +799,8 @@ constexpr bool check_c_mapping(const IsaView& isa, Message& msg) {
 // hardware instruction (not a macro), gives each of its attributes exactly once, and its values
 // mention only the macro's attributes.
 constexpr bool check_expansion(const IsaView& isa, const Expansion& e, Message& msg) {
-  const Instruction* macro = isa.find_instruction(e.instruction);
-  if (!macro) {
+  const int macro_index = isa.instruction_index(e.instruction);  // indices, not pointers: see check_slice
+  if (macro_index < 0) {
     msg << "expansion of '" << e.instruction << "': no such instruction";
     return false;
   }
@@ -808,21 +808,23 @@ constexpr bool check_expansion(const IsaView& isa, const Expansion& e, Message& 
     msg << "expansion of '" << e.instruction << "' has no steps";
     return false;
   }
+  const Instruction& macro = isa.instructions[static_cast<std::size_t>(macro_index)];
   for (std::string_view text : e.steps) {
     const ExpansionStep step = parse_expansion_step(text);
     if (!step.error.empty()) {
       msg << "expansion of '" << e.instruction << "', step '" << text << "': " << step.error;
       return false;
     }
-    const Instruction* target = isa.find_instruction(step.instruction);
-    if (!target || isa.find_expansion(step.instruction)) {
+    const int target_index = isa.instruction_index(step.instruction);
+    if (target_index < 0 || isa.has_expansion(step.instruction)) {
       msg << "expansion of '" << e.instruction << "': step '" << step.instruction
-          << (target ? "' is itself a macro" : "' is no instruction of the ISA");
+          << (target_index >= 0 ? "' is itself a macro" : "' is no instruction of the ISA");
       return false;
     }
-    const std::size_t attributes = target->alpha.size() + target->beta.size();
+    const Instruction& target = isa.instructions[static_cast<std::size_t>(target_index)];
+    const std::size_t attributes = target.alpha.size() + target.beta.size();
     for (std::size_t k = 0; k < step.count; ++k) {
-      if (!is_attribute(*target, step.names[k])) {
+      if (!is_attribute(target, step.names[k])) {
         msg << "expansion of '" << e.instruction << "': '" << step.names[k] << "' is no attribute of '" << step.instruction << "'";
         return false;
       }
@@ -834,7 +836,7 @@ constexpr bool check_expansion(const IsaView& isa, const Expansion& e, Message& 
       const sym::ParseResult value = sym::try_parse(step.values[k]);
       for (std::size_t n = 0; n < static_cast<std::size_t>(value.expr.count); ++n) {
         const sym::Node& node = value.expr.nodes[n];
-        if (node.op == sym::Op::Var && !is_attribute(*macro, node.name)) {
+        if (node.op == sym::Op::Var && !is_attribute(macro, node.name)) {
           msg << "expansion of '" << e.instruction << "': value '" << step.values[k] << "' mentions '" << node.name
               << "', which is no attribute of the macro";
           return false;
@@ -852,8 +854,10 @@ constexpr bool check_expansion(const IsaView& isa, const Expansion& e, Message& 
 
 }  // namespace detail
 
-// The first problem of a description, or an ok() Diagnostic. Never throws.
-constexpr Diagnostic diagnose(const IsaView& isa) {
+namespace detail {
+// `has_c_mapping` is passed in rather than read as `isa.c_mapping != nullptr`, for the reason
+// given at ShapeChecker::check_slice.
+constexpr Diagnostic diagnose(const IsaView& isa, bool has_c_mapping) {
   Diagnostic d;
   if (!detail::check_buffers_and_state(isa, d.message)) return d;
   for (std::size_t i = 0; i < isa.instructions.size(); ++i) {
@@ -869,17 +873,17 @@ constexpr Diagnostic diagnose(const IsaView& isa) {
         return d;
       }
     if (!detail::check_instruction(isa, instr, d.message)) return d;
-    if (isa.c_mapping) {
-      const CInstruction* c = isa.c_mapping->find(instr.name);
-      if (!c) {
+    if (has_c_mapping) {
+      const std::size_t c = isa.c_mapping->index_of(instr.name);
+      if (c == CMapping::npos) {
         d.message << "C mapping: no C template for this instruction";
         return d;
       }
-      if (!detail::check_c_instruction(isa, instr, *c, d.message)) return d;
+      if (!detail::check_c_instruction(isa, instr, isa.c_mapping->instructions[c], d.message)) return d;
     }
   }
   d.instruction = {};
-  if (isa.c_mapping && !detail::check_c_mapping(isa, d.message)) return d;
+  if (has_c_mapping && !detail::check_c_mapping(isa, d.message)) return d;
   for (const Expansion& e : isa.expansions) {
     d.instruction = e.instruction;
     if (!detail::check_expansion(isa, e, d.message)) return d;
@@ -887,10 +891,14 @@ constexpr Diagnostic diagnose(const IsaView& isa) {
   d.instruction = {};
   return d;
 }
+}  // namespace detail
+
+// The first problem of a description, or an ok() Diagnostic. Never throws.
+constexpr Diagnostic diagnose(const IsaView& isa) { return detail::diagnose(isa, isa.c_mapping != nullptr); }
 
 template <class Isa>
 consteval Diagnostic diagnose() {
-  return diagnose(view<Isa>());
+  return detail::diagnose(view<Isa>(), HasCMapping<Isa>);
 }
 
 // Throws act::Error(ErrorKind::Isa, "instruction 'load_rm': ...") for an invalid description.
