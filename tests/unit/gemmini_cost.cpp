@@ -104,7 +104,7 @@ TEST_CASE("gemmini cost: the model ranks App. E's loop-fission candidates as the
 }
 
 TEST_CASE("gemmini cost: act against the SW library, per library kernel", "[gemmini][cost][swlib][table]") {
-  const isa::IsaView unit = isa::view<isa::GemminiUnitScale>();
+  const isa::IsaView eval = isa::view<isa::Gemmini>(), unit = isa::view<isa::GemminiUnitScale>();
   const auto policy = codegen::gemmini_library();
   static bool header = false;
   std::ostringstream table;
@@ -114,9 +114,9 @@ TEST_CASE("gemmini cost: act against the SW library, per library kernel", "[gemm
                            "AxBxC_plus_A", "AxBxC_plus_D", "A_plus_B_plus_C", "A_plus_B_plus_C_plus_D", "broadcast", "reverse"}) {
     SECTION(name) {
       const hlo::Module kernel = testing::load_kernel(swlib(name));
-      const auto act = testing::compile_and_verify<isa::GemminiUnitScale>(kernel);
+      const auto act = testing::compile_and_verify<isa::Gemmini>(kernel);
       ACT_REQUIRE_VERIFIED(act);
-      const auto act_traffic = codegen::program_traffic(act.program(), unit);
+      const auto act_traffic = codegen::program_traffic(act.program(), eval);
       const auto split = codegen::split_library_calls(kernel, policy);
       if (!split.supported()) {  // broadcast, reverse: the library runs them on the host
         table << fmt::format("| {} | host ({}) | {} | - | - | {} | - |\n", name, split.unsupported.front(), act_traffic.total(), act.cost());

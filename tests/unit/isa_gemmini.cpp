@@ -5,6 +5,7 @@
 // format: reference/isa_facts.md §3.1).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <cstring>
@@ -119,7 +120,8 @@ TEST_CASE("gemmini: the descriptions validate and are registered", "[isa][gemmin
     CHECK_NOTHROW(isa::check(v));
     CHECK(isa::find_view(v.name).instructions.size() == v.instructions.size());
   }
-  CHECK(kEval.instructions.size() == 13);
+  CHECK(kEval.instructions.size() == 13 + 3);  // the artifact's 13 and the three unit-scale load macros
+  CHECK(kEval.expansions.size() == 3);
   CHECK(kUnit.instructions.size() == 13);
   CHECK(kEval.find_instruction("mvin_spad")->alpha.size() == 3);  // rows, cols, scale
   CHECK(kUnit.find_instruction("mvin_spad")->alpha.size() == 2);
@@ -541,20 +543,35 @@ TEST_CASE("gemmini_plus: loop_ws compiles the 64x64x64 GEMM and costs less than 
 
 // ---- the evaluation's kernels ----------------------------------------------------------------------
 
-TEST_CASE("gemmini: with a scale on every load, phase 1 finds no load for a kernel that does not multiply", "[isa][gemmini][known]") {
-  // Known limit of phase 1 (docs/isa-gemmini.md): multiply(x, broadcast(c)) with c = 1 for some
-  // alpha is not taken as x, so mvin_spad never matches. This test fails once phase 1 does it:
-  // then compile on `gemmini` instead of `gemmini_unit_scale` below.
-  codegen::Options options = testing::CompileTestOptions::deterministic();
-  options.timeout = std::chrono::duration<double>(20.0);
-  const auto outcome = Backend<isa::Gemmini>().try_compile(testing::load_kernel(swlib("AxB")), options);
-  REQUIRE_FALSE(outcome);
-  CHECK_THAT(outcome.message, Catch::Contains("root 0 (u8[256]) cannot be produced in d0"));
+TEST_CASE("gemmini: the unit-scale load macros are the loads at scale 1", "[isa][gemmini][expand]") {
+  // Random HBM, the same program as macros and expanded: equal buffers afterwards.
+  const std::string macros =
+      "mvin_spad_unit(rows = 5, cols = 7, hbm_addr = 3, sp_addr = 2)\n"
+      "mvin_acc_unit(rows = 3, cols = 16, hbm_addr = 64, acc_addr = 1)\n"
+      "mvin_acc_low_unit(rows = 16, cols = 2, hbm_addr = 300, acc_addr = 9)\n";
+  const Program program = parse_program(macros, kEval);
+  const Program hw = expand_macros(program, kEval);
+  REQUIRE(hw.instructions.size() == 3);
+  for (const auto& ci : hw.instructions) {
+    CHECK(kEval.find_expansion(ci.name) == nullptr);
+    CHECK(ci.attributes.at(2) == 1);  // scale
+  }
+  CHECK(hw.instructions[0].name == "mvin_spad");
+  CHECK(hw.instructions[0].attributes == std::vector<std::int64_t>{5, 7, 1, 3, 2});
+  Machine a(kEval), b(kEval);
+  SplitMix64 ra(7), rb(7);
+  a.randomize(ra);
+  b.randomize(rb);
+  a.run(program);
+  b.run(hw);
+  CHECK(std::equal(a.bytes("spad").begin(), a.bytes("spad").end(), b.bytes("spad").begin()));
+  CHECK(std::equal(a.bytes("acc").begin(), a.bytes("acc").end(), b.bytes("acc").begin()));
+  CHECK(std::equal(a.bytes("d0").begin(), a.bytes("d0").end(), b.bytes("d0").begin()));
+  CHECK(codegen::declared_cost(program, kEval) == codegen::declared_cost(hw, kEval));
 }
 
-TEST_CASE("gemmini_unit_scale: the SW library kernels compile and verify", "[isa][gemmini][swlib]") {
-  // All but `reduce` (docs/isa-gemmini.md: phase 1's first pii graph slices columns at offset 1,
-  // which no instruction reads; the next takes longer than the budget).
+TEST_CASE("gemmini: the SW library kernels compile and verify, and so do their expansions", "[isa][gemmini][swlib]") {
+  // All but `reduce` (docs/design-decisions.md: phase 1 finds no pii graph for it within the budget).
   struct Case {
     const char* kernel;
     std::size_t dots_and_adds;  // matmul8 + matmul32 + mac8 + mac32 the program needs at least
@@ -564,13 +581,18 @@ TEST_CASE("gemmini_unit_scale: the SW library kernels compile and verify", "[isa
                         Case{"AxBxC_plus_D", 2}, Case{"A_plus_B_plus_C", 2}, Case{"A_plus_B_plus_C_plus_D", 3},
                         Case{"broadcast", 1}, Case{"reverse", 1}}) {
     SECTION(c.kernel) {
-      const auto k = testing::compile_and_verify<isa::GemminiUnitScale>(swlib(c.kernel));
+      const hlo::Module kernel = testing::load_kernel(swlib(c.kernel));
+      const auto k = testing::compile_and_verify<isa::Gemmini>(kernel);
       ACT_REQUIRE_VERIFIED(k);
       CHECK(k.count("matmul8") + k.count("matmul32") + k.count("mac8") + k.count("mac32") >= c.dots_and_adds);
-      // Only the kernel's inputs, constants and output cross HBM: every load reads a kernel
-      // input or a constant, every store writes the output.
-      const auto traffic = codegen::program_traffic(k.program(), kUnit);
+      // Only the kernel's inputs, constants and output cross HBM: every store writes the output.
+      const auto traffic = codegen::program_traffic(k.program(), kEval);
       CHECK(traffic.written == 256);
+      // The program of the artifact's 13 instructions (scale = 1 on every load) verifies too.
+      const Program hw = expand_macros(k.program(), kEval);
+      CHECK(hw.instructions.size() == k.program().instructions.size());
+      for (const auto& ci : hw.instructions) CHECK(kEval.find_expansion(ci.name) == nullptr);
+      ACT_CHECK_VERIFIED(sim::verify(kernel, kEval, hw));
     }
   }
 }

@@ -22,10 +22,10 @@
 // - matmul8/mac8 dot s8 operands into an s8 result: XLA accumulates in s32 and wraps once, which
 //   equals the artifact's wrapping s8 arithmetic.
 //
-// cost: cycles, from the cost model of codegen/gemmini_cost.hpp (DMA 16 bytes per cycle on
+// cost: cycles, from the cost model of isa/gemmini_timing.hpp (DMA 16 bytes per cycle on
 // the 128-bit system bus plus a fixed request latency; the 16x16 systolic array streams one
 // row of A per cycle after a 2 x 16-cycle fill). The sources and the calibration against the
-// paper's RTL measurements (App. E) are in docs/isa-gemmini.md.
+// paper's RTL measurements (App. E) are in docs/design-decisions.md (Gemmini).
 #pragma once
 
 #include <array>
@@ -33,6 +33,7 @@
 #include <string_view>
 
 #include "act/isa/description.hpp"
+#include "act/isa/expansion.hpp"
 #include "act/isa/validate.hpp"
 
 namespace act::isa {
@@ -122,6 +123,41 @@ inline constexpr std::array kUnitLoads{
                 .outputs = {{"acc", {"acc_addr", "0"}, {"rows", "cols"}}},
                 .constraints = {"rows >= 1", "cols >= 1"},
                 .semantics = R"(ENTRY mvin_acc_low {
+  %In1 = u8[`rows * cols`] parameter(0)
+  %a = u8[`rows`, `cols`] reshape(%In1)
+  %b = s8[`rows`, `cols`] bitcast-convert(%a)
+  ROOT %Out0 = s32[`rows`, `cols`] convert(%b)
+})",
+                .cost = "16 + (rows * cols + 15) / 16"},
+};
+
+// The same, named as the macros of `gemmini` (below).
+inline constexpr std::array kUnitMacros{
+    Instruction{.name = "mvin_spad_unit", .alpha = {"rows", "cols"}, .beta = {"hbm_addr", "sp_addr"},
+                .inputs = {{"d0", {"hbm_addr"}, {"rows * cols"}}},
+                .outputs = {{"spad", {"sp_addr", "0"}, {"rows", "cols"}}},
+                .constraints = {"rows >= 1", "cols >= 1"},
+                .semantics = R"(ENTRY mvin_spad_unit {
+  %In1 = u8[`rows * cols`] parameter(0)
+  %data = u8[`rows`, `cols`] reshape(%In1)
+  ROOT %Out0 = s8[`rows`, `cols`] bitcast-convert(%data)
+})",
+                .cost = "16 + (rows * cols + 15) / 16"},
+    Instruction{.name = "mvin_acc_unit", .alpha = {"rows", "cols"}, .beta = {"hbm_addr", "acc_addr"},
+                .inputs = {{"d0", {"hbm_addr"}, {"rows * cols * 4"}}},
+                .outputs = {{"acc", {"acc_addr", "0"}, {"rows", "cols"}}},
+                .constraints = {"rows >= 1", "cols >= 1"},
+                .semantics = R"(ENTRY mvin_acc_unit {
+  %In1 = u8[`rows * cols * 4`] parameter(0)
+  %r = u8[`rows`, `cols`, 4] reshape(%In1)
+  ROOT %Out0 = s32[`rows`, `cols`] bitcast-convert(%r)
+})",
+                .cost = "16 + (rows * cols * 4 + 15) / 16"},
+    Instruction{.name = "mvin_acc_low_unit", .alpha = {"rows", "cols"}, .beta = {"hbm_addr", "acc_addr"},
+                .inputs = {{"d0", {"hbm_addr"}, {"rows * cols"}}},
+                .outputs = {{"acc", {"acc_addr", "0"}, {"rows", "cols"}}},
+                .constraints = {"rows >= 1", "cols >= 1"},
+                .semantics = R"(ENTRY mvin_acc_low_unit {
   %In1 = u8[`rows * cols`] parameter(0)
   %a = u8[`rows`, `cols`] reshape(%In1)
   %b = s8[`rows`, `cols`] bitcast-convert(%a)
@@ -274,19 +310,29 @@ inline constexpr std::array kBuffers{
     Buffer{.name = "acc", .access_dims = {1024, 16}, .unit_dims = {}, .dtype = DType::s32},
 };
 
+// The loads with scale 1 as assembler macros (isa/expansion.hpp) of `gemmini`: phase 1 does not
+// take `multiply(x, broadcast(c))` with a constant c that is 1 for some alpha as x, so a scaled
+// load never matches a kernel that does not multiply (every kernel of kernels/gemmini-act/). The
+// macros' semantics are the loads' at scale = 1; sim::expand_macros turns a program into the 13
+// instructions of the artifact (`mvin_spad_unit(rows = 16, ...)` -> `mvin_spad(rows = 16, cols =
+// 16, scale = 1, ...)`), and the simulator runs either form.
+
 }  // namespace gemmini_detail
 
 struct Gemmini {
   static constexpr std::string_view name = "gemmini";
   static constexpr auto buffers = gemmini_detail::kBuffers;
-  static constexpr auto instructions = gemmini_detail::concat(gemmini_detail::kScaledLoads, gemmini_detail::kStoresAndMatmuls);
+  static constexpr auto instructions = gemmini_detail::concat(
+      gemmini_detail::concat(gemmini_detail::kScaledLoads, gemmini_detail::kStoresAndMatmuls), gemmini_detail::kUnitMacros);
+  static constexpr std::array expansions{
+      Expansion{"mvin_spad_unit", {"mvin_spad(rows = rows, cols = cols, scale = 1, hbm_addr = hbm_addr, sp_addr = sp_addr)"}},
+      Expansion{"mvin_acc_unit", {"mvin_acc(rows = rows, cols = cols, scale = 1, hbm_addr = hbm_addr, acc_addr = acc_addr)"}},
+      Expansion{"mvin_acc_low_unit", {"mvin_acc_low(rows = rows, cols = cols, scale = 1, hbm_addr = hbm_addr, acc_addr = acc_addr)"}},
+  };
 };
 
-// Gemmini with every load's scale fixed to 1 (no `scale` attribute, no multiply): what phase 1
-// can select today. It does not treat `multiply(x, broadcast(c))` with a constant c that is 1
-// for some alpha as x, so on `gemmini` no load matches a kernel that does not multiply (every
-// kernel of kernels/gemmini-act/). A stopgap for compiling and diagnosing until it does; the
-// programs are programs of `gemmini` with scale = 1.
+// Gemmini with every load's scale fixed to 1 (no `scale` attribute, no multiply, no macros): the
+// 13 instructions as the programs of `gemmini` use them, for the library baseline and tables.
 struct GemminiUnitScale {
   static constexpr std::string_view name = "gemmini_unit_scale";
   static constexpr auto buffers = gemmini_detail::kBuffers;
