@@ -111,14 +111,14 @@ TEST_CASE("gemmini cost: act against the SW library, per library kernel", "[gemm
   if (!header) table << "| kernel | library calls | act bytes (mvin+mvout) | library bytes | act / library bytes | act cycles | library cycles |\n";
   header = true;
   for (const char* name : {"AxB", "AxB_plus_C", "A_plus_B", "AxBxC", "AxBxCxD", "AxBxCxA", "AxB_plus_AxC", "AxB_plus_C_plus_D",
-                           "AxBxC_plus_A", "AxBxC_plus_D", "A_plus_B_plus_C", "A_plus_B_plus_C_plus_D", "broadcast", "reverse"}) {
+                           "AxBxC_plus_A", "AxBxC_plus_D", "A_plus_B_plus_C", "A_plus_B_plus_C_plus_D", "broadcast", "reverse", "reduce"}) {
     SECTION(name) {
       const hlo::Module kernel = testing::load_kernel(swlib(name));
       const auto act = testing::compile_and_verify<isa::Gemmini>(kernel);
       ACT_REQUIRE_VERIFIED(act);
       const auto act_traffic = codegen::program_traffic(act.program(), eval);
       const auto split = codegen::split_library_calls(kernel, policy);
-      if (!split.supported()) {  // broadcast, reverse: the library runs them on the host
+      if (!split.supported()) {  // broadcast, reverse, reduce: the library runs them on the host
         table << fmt::format("| {} | host ({}) | {} | - | - | {} | - |\n", name, split.unsupported.front(), act_traffic.total(), act.cost());
         std::cout << table.str();
         continue;
