@@ -15,7 +15,7 @@
 // (131072 bytes), C at most 8192 acc rows.
 // Not modelled: it overwrites those sp and acc rows. Compiled code keeps nothing on chip across
 // a loop_ws only because the cost model makes mixing unattractive; act has no way yet to say
-// that an instruction clobbers buffers it does not declare (see docs/isa-gemmini.md).
+// that an instruction clobbers buffers it does not declare (see docs/design-decisions.md (Gemmini)).
 //
 // cost: max(DMA beats, array cycles) + 48 (a DMA latency and the array's 2 x 16-cycle fill):
 // the FSM overlaps the two (isa/gemmini_timing.hpp).

@@ -3,7 +3,7 @@
 // (no function calls), so the descriptions write these formulas out; tests/unit/isa_gemmini.cpp
 // checks every declared cost against the functions below, so the two cannot drift apart.
 //
-// Numbers and sources (docs/isa-gemmini.md discusses them and the calibration):
+// Numbers and sources (docs/design-decisions.md (Gemmini) discusses them and the calibration):
 // - kDim = 16: the 16x16 systolic array of gemmini_params_16.h (DIM 16).
 // - kDmaBytesPerCycle = 16: Gemmini's DMA moves one beat of its 128-bit TileLink port per cycle
 //   (GemminiConfigs.scala defaultConfig: dma_buswidth = 128, dma_maxbytes = 64).
