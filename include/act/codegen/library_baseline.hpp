@@ -92,6 +92,7 @@ inline LibrarySplit split_library_calls(const hlo::Module& kernel, const Library
     members[static_cast<std::size_t>(call)].push_back(static_cast<int>(k));
     call_of[k] = call;
   }
+  if (!split.supported()) return split;  // the host runs the kernel: no calls (reduce's to_apply is not copied)
   for (std::size_t c = 0; c < members.size(); ++c) {
     hlo::Computation comp;
     comp.name = "main";
