@@ -632,6 +632,25 @@ std::map<std::string, Generator> generators() {
     s.op(Opcode::Reverse, a, {s.leaf(s.dtype(), s.dims(2))});
   };
   m["transpose-as-dot"] = [](Instance& s, const AxiomInfo&) { s.transpose(s.leaf(s.dtype(), s.dims(2)), {1, 0}); };
+  // issue 16 (rules/axioms/negation_and_reduction.hpp): wrapping integers only.
+  m["negate-as-dot"] = [](Instance& s, const AxiomInfo&) {
+    s.unary(Opcode::Negate, s.leaf(s.coin() ? DType::s8 : DType::s32, s.dims(2)));
+  };
+  m["subtract-as-add-negate"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.coin() ? DType::s8 : DType::s32;
+    const Dims d = s.dims(s.pick(1, 3));
+    s.op(Opcode::Subtract, NodeAttributes{}, {s.leaf(t, d), s.leaf(t, d)});
+  };
+  m["reduce-keepdim-as-dot"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.coin() ? DType::s8 : DType::s32;
+    const Dims d = s.dims(2);
+    NodeAttributes a;
+    a.dimensions = {s.pick(0, 1)};
+    a.reduce = ReduceKind::Add;
+    const Id r = s.op(Opcode::Reduce, a, {s.leaf(t, d), s.b().scalar(t, 0)});
+    const auto kept = d[a.dimensions[0] == 0 ? 1 : 0];
+    s.reshape(r, s.coin() ? Dims{kept, 1} : Dims{1, kept});
+  };
   m["dot-identity-introduction"] = [](Instance& s, const AxiomInfo&) {
     s.unary(Opcode::Negate, s.leaf(s.dtype(), s.dims(2)));
   };

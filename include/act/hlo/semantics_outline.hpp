@@ -302,6 +302,9 @@ class Parser {
     const Token value = lex_.next_raw_value();
     if (value.kind == TokenKind::Error) return fail(value, "");
     if (!is_int_list_attribute(name.text)) return true;
+    // A slice's `dimensions=[:, 0, :]` is the paper's range shorthand, not an integer list; the
+    // outline keeps no slice ranges (parse_semantics reads them).
+    if (s.opcode == Opcode::Slice && name.text == "dimensions") return true;
     if (s.has_attribute(name.text)) return fail(name, "duplicate attribute", name.text);
     if (s.attribute_count == kMaxOutlineAttributes) return fail(name, "too many integer-list attributes (at most 4)");
     IntListAttribute& list = s.attributes[s.attribute_count++];

@@ -426,6 +426,10 @@ constexpr ResultType slice(const TensorType& x, View<SliceRange> ranges) {
     const SliceRange& r = ranges[d];
     const std::int64_t size = x.dims[d];
     if (r.stride < 1) return detail::failure(Problem::BadStride, 0, 0, d, r.stride);
+    if (size < 0 && r.limit < 0 && r.start >= 0) {  // `[k:]` of an unknown (symbolic) dim: unknown
+      b.push(-1);
+      continue;
+    }
     if (r.start < 0 || r.limit < r.start || (size >= 0 && r.limit > size))
       return detail::failure(Problem::SliceOutOfBounds, 0, 0, d, r.start, size);
     const std::int64_t extent = r.limit - r.start;  // cannot overflow: 0 <= start <= limit

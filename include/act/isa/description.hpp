@@ -4,6 +4,7 @@
 //   name          std::string_view
 //   buffers       std::array<act::isa::Buffer, N>          data models; one of them is HBM
 //   state         std::array<act::isa::StateRegister, M>   optional: TAIDL v1 `@s` registers
+//   expansions    std::array<act::isa::Expansion, E>       optional: assembler macros (isa/expansion.hpp)
 //   instructions  std::array<act::isa::Instruction, K>
 // Attribute expressions (`n * 128`, `addr_out + n`, `n <= 128`) are strings in the sym/ syntax;
 // semantics are an HLO ENTRY block whose shapes may hold backtick expressions (u8[`n * 128`]).
@@ -96,6 +97,13 @@ struct Instruction {
   std::string_view cost = "1"; // expression over alpha, for the default cost model
 };
 
+// An assembler macro and the hardware instructions it stands for (isa/expansion.hpp).
+inline constexpr std::size_t kMaxExpansionSteps = 6;
+struct Expansion {
+  std::string_view instruction;                        // the macro: an instruction of the ISA
+  List<std::string_view, kMaxExpansionSteps> steps{};  // "matmul_preload(rs1 = D_src, rs2 = C_dst)"
+};
+
 struct CMapping;  // isa/c_mapping.hpp: how the instructions become C (optional per ISA)
 
 // A non-owning, type-erased view of an accelerator description, for code that works on any ISA
@@ -106,11 +114,28 @@ struct IsaView {
   std::span<const StateRegister> state;
   std::span<const Instruction> instructions;
   const CMapping* c_mapping = nullptr;  // null: the ISA cannot be emitted as C
+  std::span<const Expansion> expansions;  // assembler macros (isa/expansion.hpp); usually none
 
   constexpr const Instruction* find_instruction(std::string_view n) const {
     for (const auto& i : instructions)
       if (i.name == n) return &i;
     return nullptr;
+  }
+  constexpr const Expansion* find_expansion(std::string_view n) const {
+    for (const auto& e : expansions)
+      if (e.instruction == n) return &e;
+    return nullptr;
+  }
+  // Indices, not pointers, for constant evaluation (see isa/validate.hpp); -1: none.
+  constexpr int instruction_index(std::string_view n) const {
+    for (std::size_t i = 0; i < instructions.size(); ++i)
+      if (instructions[i].name == n) return static_cast<int>(i);
+    return -1;
+  }
+  constexpr bool has_expansion(std::string_view n) const {
+    for (const auto& e : expansions)
+      if (e.instruction == n) return true;
+    return false;
   }
   constexpr bool has_instruction(std::string_view n) const {
     for (const auto& i : instructions)
@@ -138,6 +163,9 @@ template <class Isa>
 concept HasState = requires { Isa::state; };
 
 template <class Isa>
+concept HasExpansions = requires { Isa::expansions; };
+
+template <class Isa>
 concept HasCMapping = requires { { Isa::c_mapping } -> std::convertible_to<const CMapping*>; };
 
 template <class Isa>
@@ -145,6 +173,7 @@ constexpr IsaView view() {
   IsaView v{Isa::name, std::span<const Buffer>(Isa::buffers), {}, std::span<const Instruction>(Isa::instructions)};
   if constexpr (HasState<Isa>) v.state = std::span<const StateRegister>(Isa::state);
   if constexpr (HasCMapping<Isa>) v.c_mapping = Isa::c_mapping;
+  if constexpr (HasExpansions<Isa>) v.expansions = std::span<const Expansion>(Isa::expansions);
   return v;
 }
 

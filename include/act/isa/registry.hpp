@@ -22,13 +22,20 @@
 #include "act/core/error.hpp"
 #include "act/isa/description.hpp"
 #include "act/isa/amx.hpp"
+#include "act/isa/gemmini.hpp"
+#include "act/isa/gemmini_hw.hpp"
+#include "act/isa/gemmini_plus.hpp"
 #include "act/isa/qkv.hpp"
 
 namespace act::isa {
 
 inline constexpr auto kIsas = boost::hana::make_tuple(  //
     boost::hana::type_c<Qkv>,                           //
-    boost::hana::type_c<Amx>                            //
+    boost::hana::type_c<Amx>,                           //
+    boost::hana::type_c<Gemmini>,                       //
+    boost::hana::type_c<GemminiUnitScale>,              //
+    boost::hana::type_c<GemminiHw>,                     //
+    boost::hana::type_c<GemminiPlus>                    //
 );
 
 inline constexpr std::size_t kIsaCount = decltype(boost::hana::length(kIsas))::value;

@@ -41,6 +41,7 @@
 #include "act/hlo/shape_rules.hpp"
 #include "act/isa/c_mapping.hpp"
 #include "act/isa/description.hpp"
+#include "act/isa/expansion.hpp"
 #include "act/sym/expr.hpp"
 
 namespace act::isa {
@@ -794,6 +795,63 @@ constexpr bool check_c_mapping(const IsaView& isa, Message& msg) {
   return true;
 }
 
+// An assembler macro (isa/expansion.hpp): it names an instruction of the ISA; each step names a
+// hardware instruction (not a macro), gives each of its attributes exactly once, and its values
+// mention only the macro's attributes.
+constexpr bool check_expansion(const IsaView& isa, const Expansion& e, Message& msg) {
+  const int macro_index = isa.instruction_index(e.instruction);  // indices, not pointers: see check_slice
+  if (macro_index < 0) {
+    msg << "expansion of '" << e.instruction << "': no such instruction";
+    return false;
+  }
+  if (e.steps.empty()) {
+    msg << "expansion of '" << e.instruction << "' has no steps";
+    return false;
+  }
+  const Instruction& macro = isa.instructions[static_cast<std::size_t>(macro_index)];
+  for (std::string_view text : e.steps) {
+    const ExpansionStep step = parse_expansion_step(text);
+    if (!step.error.empty()) {
+      msg << "expansion of '" << e.instruction << "', step '" << text << "': " << step.error;
+      return false;
+    }
+    const int target_index = isa.instruction_index(step.instruction);
+    if (target_index < 0 || isa.has_expansion(step.instruction)) {
+      msg << "expansion of '" << e.instruction << "': step '" << step.instruction
+          << (target_index >= 0 ? "' is itself a macro" : "' is no instruction of the ISA");
+      return false;
+    }
+    const Instruction& target = isa.instructions[static_cast<std::size_t>(target_index)];
+    const std::size_t attributes = target.alpha.size() + target.beta.size();
+    for (std::size_t k = 0; k < step.count; ++k) {
+      if (!is_attribute(target, step.names[k])) {
+        msg << "expansion of '" << e.instruction << "': '" << step.names[k] << "' is no attribute of '" << step.instruction << "'";
+        return false;
+      }
+      for (std::size_t j = 0; j < k; ++j)
+        if (step.names[j] == step.names[k]) {
+          msg << "expansion of '" << e.instruction << "': '" << step.names[k] << "' given twice";
+          return false;
+        }
+      const sym::ParseResult value = sym::try_parse(step.values[k]);
+      for (std::size_t n = 0; n < static_cast<std::size_t>(value.expr.count); ++n) {
+        const sym::Node& node = value.expr.nodes[n];
+        if (node.op == sym::Op::Var && !is_attribute(macro, node.name)) {
+          msg << "expansion of '" << e.instruction << "': value '" << step.values[k] << "' mentions '" << node.name
+              << "', which is no attribute of the macro";
+          return false;
+        }
+      }
+    }
+    if (step.count != attributes) {
+      msg << "expansion of '" << e.instruction << "': step '" << step.instruction << "' needs all " << attributes
+          << " attributes";
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace detail
 
 namespace detail {
@@ -826,6 +884,11 @@ constexpr Diagnostic diagnose(const IsaView& isa, bool has_c_mapping) {
   }
   d.instruction = {};
   if (has_c_mapping && !detail::check_c_mapping(isa, d.message)) return d;
+  for (const Expansion& e : isa.expansions) {
+    d.instruction = e.instruction;
+    if (!detail::check_expansion(isa, e, d.message)) return d;
+  }
+  d.instruction = {};
   return d;
 }
 }  // namespace detail

@@ -183,6 +183,10 @@ class Machine {
       }
       return a;
     };
+    if (prepared.outputs.empty()) {  // a configuration instruction (Gemmini's dataflow_config): state only
+      apply_updates(prepared, instruction, eval);
+      return;
+    }
     std::vector<Literal> inputs;
     for (std::size_t i = 0; i < prepared.inputs.size(); ++i) {
       const auto role = fmt::format("input In{}", i + 1);
@@ -230,9 +234,7 @@ class Machine {
         results[o] = &reshaped.back();
       }
     }
-    std::vector<std::int64_t> new_state;
-    for (std::size_t u = 0; u < prepared.updates.size(); ++u)
-      new_state.push_back(eval(prepared.updates[u].value, instruction.updates[u].value, "state update"));
+    std::vector<std::int64_t> new_state = updated_state(prepared, instruction, eval);
     for (std::size_t o = 0; o < prepared.outputs.size(); ++o)
       write_slice(prepared.outputs[o].buffer, output_ranges[o].first, output_ranges[o].second, *results[o]);
     for (std::size_t u = 0; u < prepared.updates.size(); ++u)
@@ -243,6 +245,22 @@ class Machine {
   std::size_t cached_semantics() const { return semantics_.size(); }
 
  private:
+  struct Prepared;
+
+  // Every update's value, read before any is written (updates see the state before the instruction).
+  template <class Eval>
+  static std::vector<std::int64_t> updated_state(const Prepared& prepared, const isa::Instruction& instruction, const Eval& eval) {
+    std::vector<std::int64_t> values;
+    for (std::size_t u = 0; u < prepared.updates.size(); ++u)
+      values.push_back(eval(prepared.updates[u].value, instruction.updates[u].value, "state update"));
+    return values;
+  }
+  template <class Eval>
+  void apply_updates(const Prepared& prepared, const isa::Instruction& instruction, const Eval& eval) {
+    const std::vector<std::int64_t> values = updated_state(prepared, instruction, eval);
+    for (std::size_t u = 0; u < prepared.updates.size(); ++u) state_[static_cast<std::size_t>(prepared.updates[u].state)] = values[u];
+  }
+
   struct PreparedSlice {
     int buffer = -1;
     std::vector<sym::Expr> start, length;
@@ -317,8 +335,8 @@ class Machine {
     for (const auto& c : instruction.constraints) p.constraints.push_back(parse(c, "constraint"));
     for (std::size_t i = 0; i < instruction.inputs.size(); ++i) p.inputs.push_back(slice(instruction.inputs[i], fmt::format("In{}", i + 1)));
     for (std::size_t o = 0; o < instruction.outputs.size(); ++o) p.outputs.push_back(slice(instruction.outputs[o], fmt::format("Out{}", o)));
-    if (p.outputs.empty())
-      throw Error(ErrorKind::Isa, fmt::format("instruction '{}' of ISA {} has no output slice", instruction.name, isa_.name));
+    if (p.outputs.empty() && instruction.updates.empty())
+      throw Error(ErrorKind::Isa, fmt::format("instruction '{}' of ISA {} has no output slice and no state update", instruction.name, isa_.name));
     for (const auto& u : instruction.updates) {
       PreparedUpdate pu;
       for (std::size_t k = 0; k < isa_.state.size(); ++k)

@@ -11,6 +11,7 @@
 
 #include "act/select/rules/axioms/dot.hpp"
 #include "act/select/rules/axioms/elementwise.hpp"
+#include "act/select/rules/axioms/negation_and_reduction.hpp"
 #include "act/select/rules/axioms/layout.hpp"
 #include "act/select/rules/axioms/slicing.hpp"
 #include "act/select/rules/axioms/support.hpp"
@@ -26,6 +27,7 @@ inline std::vector<Axiom> ir_axiom_set(SelectionContext& context) {
   axiom_detail::add_slicing_axioms(context, out);
   axiom_detail::add_elementwise_axioms(context, out);
   axiom_detail::add_dot_axioms(context, out);
+  axiom_detail::add_negation_and_reduction_axioms(context, out);
   return out;
 }
 
