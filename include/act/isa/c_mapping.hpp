@@ -57,6 +57,25 @@ struct CMapping {
   std::string_view emulation_define{};
   List<std::string_view, 4> emulated_features{};
 
+  // Index-based lookups for constant evaluation: GCC with the sanitizers on does not fold a
+  // pointer into a global compared with null, so ACT_VALIDATE_ISA uses these.
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  constexpr std::size_t index_of(std::string_view instruction) const {
+    for (std::size_t i = 0; i < instructions.size(); ++i)
+      if (instructions[i].name == instruction) return i;
+    return npos;
+  }
+  constexpr bool has_feature(std::string_view feature) const {
+    for (const auto& f : features)
+      if (f.name == feature) return true;
+    return false;
+  }
+  constexpr bool has_registers(std::string_view buffer) const {
+    for (const auto& r : registers)
+      if (r.buffer == buffer) return true;
+    return false;
+  }
+
   constexpr const CInstruction* find(std::string_view instruction) const {
     for (const auto& c : instructions)
       if (c.name == instruction) return &c;

@@ -2,6 +2,10 @@
 // (isa/c_mapping.hpp): every instruction has a template whose placeholders are its attributes
 // (`$&x` the start of an HBM slice), CPU features are declared, every non-HBM buffer has a
 // register file.
+//
+// Lookups go by index or yield bool, never a pointer compared with null: g++ with the
+// sanitizers does not fold such a comparison of a pointer into static data in a constant
+// expression, which would break ACT_VALIDATE_ISA in sanitized builds.
 #pragma once
 
 #include <string_view>
@@ -24,8 +28,8 @@ constexpr bool is_attribute(const Instruction& instr, std::string_view name) {
 constexpr bool is_hbm_start(const IsaView& isa, const Instruction& instr, std::string_view name) {
   auto in = [&](const List<SliceMap, kMaxSlices>& slices) {
     for (const auto& s : slices) {
-      const Buffer* b = isa.find_buffer(s.buffer);
-      if (b && b->is_hbm && s.start.size() == 1 && s.start[0] == name) return true;
+      const int b = isa.buffer_index(s.buffer);
+      if (b >= 0 && isa.buffers[b].is_hbm && s.start.size() == 1 && s.start[0] == name) return true;
     }
     return false;
   };
@@ -52,7 +56,7 @@ constexpr bool check_c_instruction(const IsaView& isa, const Instruction& instr,
     return false;
   }
   for (auto f : c.features)
-    if (!isa.c_mapping->find_feature(f)) {
+    if (!isa.c_mapping->has_feature(f)) {
       msg << "C mapping: unknown CPU feature '" << f << "'";
       return false;
     }
@@ -65,8 +69,8 @@ constexpr bool check_c_feature_template(const IsaView& isa, std::string_view tex
     const std::size_t dot = p.name.find('.');
     const std::string_view buffer = dot == std::string_view::npos ? std::string_view() : p.name.substr(0, dot);
     const std::string_view property = dot == std::string_view::npos ? std::string_view() : p.name.substr(dot + 1);
-    const Buffer* b = isa.find_buffer(buffer);
-    if (p.pointer || !b || b->is_hbm || b->unit_dims.empty() ||
+    const int b = isa.buffer_index(buffer);
+    if (p.pointer || b < 0 || isa.buffers[b].is_hbm || isa.buffers[b].unit_dims.empty() ||
         (property != "units" && property != "rows" && property != "row_bytes")) {
       msg << "C mapping: a feature template uses $" << (p.pointer ? "&" : "") << p.name
           << " (allowed: $BUFFER.units, $BUFFER.rows, $BUFFER.row_bytes of a register buffer)";
@@ -91,8 +95,8 @@ constexpr bool check_c_mapping(const IsaView& isa, Message& msg) {
     if (!check_c_feature_template(isa, m.features[i].configure, msg)) return false;
   }
   for (const auto& r : m.registers) {
-    const Buffer* b = isa.find_buffer(r.buffer);
-    if (!b || b->is_hbm) {
+    const int b = isa.buffer_index(r.buffer);
+    if (b < 0 || isa.buffers[b].is_hbm) {
       msg << "C mapping: register file '" << r.buffer << "' is not a non-HBM buffer of the ISA";
       return false;
     }
@@ -104,17 +108,17 @@ constexpr bool check_c_mapping(const IsaView& isa, Message& msg) {
         }
   }
   for (const auto& b : isa.buffers)
-    if (!b.is_hbm && !m.find_registers(b.name)) {
+    if (!b.is_hbm && !m.has_registers(b.name)) {
       msg << "C mapping: buffer '" << b.name << "' has no register file";
       return false;
     }
   for (auto f : m.emulated_features)
-    if (!m.find_feature(f)) {
+    if (!m.has_feature(f)) {
       msg << "C mapping: unknown emulated CPU feature '" << f << "'";
       return false;
     }
   for (const auto& c : m.instructions)
-    if (!isa.find_instruction(c.name)) {
+    if (!isa.has_instruction(c.name)) {
       msg << "C mapping: '" << c.name << "' is no instruction of the ISA";
       return false;
     }

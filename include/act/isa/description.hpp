@@ -116,6 +116,11 @@ struct IsaView {
       if (i.name == n) return &i;
     return nullptr;
   }
+  constexpr bool has_instruction(std::string_view n) const {
+    for (const auto& i : instructions)
+      if (i.name == n) return true;
+    return false;
+  }
   constexpr const Buffer* find_buffer(std::string_view n) const {
     for (const auto& b : buffers)
       if (b.name == n) return &b;

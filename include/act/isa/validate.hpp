@@ -336,7 +336,7 @@ constexpr bool check_attribute_name(const Names& names, std::size_t i, std::stri
 }
 
 // Every problem of one instruction, "; " between them.
-constexpr void check_instruction(const IsaView& isa, const Instruction& instr, Problems& problems) {
+constexpr void check_instruction(const IsaView& isa, const Instruction& instr, bool has_c_mapping, Problems& problems) {
   const Scope scope{&instr, isa.state};
   for (std::size_t i = 0; i < instr.alpha.size(); ++i)
     problems.check([&](Message& msg) { return check_attribute_name(instr.alpha, i, "alpha", scope, false, msg); });
@@ -365,14 +365,14 @@ constexpr void check_instruction(const IsaView& isa, const Instruction& instr, P
   problems.check([&](Message& msg) { return check_expression(instr.cost, {"cost expression"}, scope, Allowed::AlphaOnly, msg); });
   // The shapes are only worth checking once the slices and names they use are sound.
   if (problems.count() == 0) problems.check([&](Message& msg) { return check_semantics(isa, instr, scope, msg); });
-  if (isa.c_mapping) {
+  if (has_c_mapping) {
     problems.check([&](Message& msg) {
-      const CInstruction* c = isa.c_mapping->find(instr.name);
-      if (!c) {
+      const std::size_t c = isa.c_mapping->index_of(instr.name);
+      if (c == CMapping::npos) {
         msg << "C mapping: no C template for this instruction";
         return false;
       }
-      return check_c_instruction(isa, instr, *c, msg);
+      return check_c_instruction(isa, instr, isa.c_mapping->instructions[c], msg);
     });
   }
 }
@@ -429,10 +429,9 @@ constexpr bool check_buffers_and_state(const IsaView& isa, Message& msg) {
   return true;
 }
 
-}  // namespace detail
-
-// The problems of a description, or an ok() Diagnostic. Never throws.
-constexpr Diagnostic diagnose(const IsaView& isa) {
+// `has_c_mapping` is passed in rather than read as `isa.c_mapping != nullptr`: g++ with the
+// sanitizers does not fold that comparison in a constant expression (see check_c_mapping.hpp).
+constexpr Diagnostic diagnose(const IsaView& isa, bool has_c_mapping) {
   Diagnostic d;
   if (!detail::check_buffers_and_state(isa, d.message)) {
     d.problems = 1;
@@ -457,7 +456,7 @@ constexpr Diagnostic diagnose(const IsaView& isa) {
         });
         break;
       }
-    detail::check_instruction(isa, instr, problems);
+    detail::check_instruction(isa, instr, has_c_mapping, problems);
     d.problems = problems.count();
     if (d.problems == 0) continue;
     if (d.problems > 1) {
@@ -468,13 +467,18 @@ constexpr Diagnostic diagnose(const IsaView& isa) {
     return d;
   }
   d = Diagnostic{};
-  if (isa.c_mapping && !detail::check_c_mapping(isa, d.message)) d.problems = 1;
+  if (has_c_mapping && !detail::check_c_mapping(isa, d.message)) d.problems = 1;
   return d;
 }
 
+}  // namespace detail
+
+// The problems of a description, or an ok() Diagnostic. Never throws.
+constexpr Diagnostic diagnose(const IsaView& isa) { return detail::diagnose(isa, isa.c_mapping != nullptr); }
+
 template <class Isa>
 consteval Diagnostic diagnose() {
-  return diagnose(unchecked_view<Isa>());
+  return detail::diagnose(unchecked_view<Isa>(), HasCMapping<Isa>);
 }
 
 // Throws act::Error(ErrorKind::Isa, "ISA 'x', instruction 'load_rm' (x.hpp:40): ...") for an
