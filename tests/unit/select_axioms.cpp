@@ -300,6 +300,17 @@ std::map<std::string, Generator> generators() {
     const Id inner = s.concat({a, b}, 0);
     s.concat(left ? std::vector<Id>{inner, c} : std::vector<Id>{c, inner}, 0);
   };
+  // A concatenate with an operand of zero extent along the concatenated dim (rows or columns).
+  const auto with_empty = [](Instance& s, bool empty_right) {
+    const DType t = s.dtype();
+    const auto d = static_cast<std::size_t>(s.pick(0, 1));
+    const auto other = s.pick(1, 4);
+    const Id full = s.leaf(t, d == 0 ? Dims{s.pick(1, 4), other} : Dims{other, s.pick(1, 4)});
+    const Id empty = s.leaf(t, d == 0 ? Dims{0, other} : Dims{other, 0});
+    s.concat(empty_right ? std::vector<Id>{full, empty} : std::vector<Id>{empty, full}, static_cast<std::int64_t>(d));
+  };
+  m["concat-drop-empty-right"] = [with_empty](Instance& s, const AxiomInfo&) { with_empty(s, true); };
+  m["concat-drop-empty-left"] = [with_empty](Instance& s, const AxiomInfo&) { with_empty(s, false); };
   m["concat-of-concat-left"] = [nested_concat](Instance& s, const AxiomInfo&) { nested_concat(s, true); };
   m["concat-of-concat-right"] = [nested_concat](Instance& s, const AxiomInfo&) { nested_concat(s, false); };
   m["slice-of-transpose"] = [](Instance& s, const AxiomInfo&) {

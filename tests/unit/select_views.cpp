@@ -3,7 +3,10 @@
 // end to end, the paper's K1 and K2 on AMX compiled to oneDNN's instruction mix and verified.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -68,25 +71,25 @@ std::map<std::string, int> counts(const sim::Program& p) {
 TEST_CASE("views: movement operators move byte offsets") {
   SelectionContext c;
   const ByteView base = identity_view(Shape(DType::s32, {2, 3}));
-  CHECK(base.offset == std::vector<std::int64_t>{0, 4, 8, 12, 16, 20});
+  CHECK(base.offsets() == std::vector<std::int64_t>{0, 4, 8, 12, 16, 20});
   const auto t = apply_movement(c, op(c, hlo::Opcode::Transpose, transpose_by({1, 0})), Shape(DType::s32, {3, 2}), base);
   REQUIRE(t);
-  CHECK(t->offset == transpose_2x3(base.offset));
+  CHECK(t->offsets() == transpose_2x3(base.offsets()));
   const auto s = apply_movement(c, op(c, hlo::Opcode::Slice, slice_of({{1, 2, 1}, {0, 3, 2}})), Shape(DType::s32, {1, 2}), base);
   REQUIRE(s);
-  CHECK(s->offset == std::vector<std::int64_t>{12, 20});
+  CHECK(s->offsets() == std::vector<std::int64_t>{12, 20});
   // s32 -> u8[...,4]: every byte; u8[...,4] -> s32 only when the 4 bytes are adjacent.
   const auto bytes = apply_movement(c, op(c, hlo::Opcode::BitcastConvert, bitcast_to(DType::u8)), Shape(DType::u8, {2, 3, 4}), base);
   REQUIRE(bytes);
-  CHECK(bytes->offset.size() == 24);
-  CHECK(bytes->offset[5] == 5);
+  CHECK(bytes->offsets().size() == 24);
+  CHECK(bytes->offsets()[5] == 5);
   const auto back = apply_movement(c, op(c, hlo::Opcode::BitcastConvert, bitcast_to(DType::s32)), Shape(DType::s32, {2, 3}), *bytes);
   REQUIRE(back);
-  CHECK(back->offset == base.offset);
+  CHECK(back->offsets() == base.offsets());
   const auto shuffled = apply_movement(c, op(c, hlo::Opcode::Transpose, transpose_by({2, 0, 1})), Shape(DType::u8, {4, 2, 3}), *bytes);
   REQUIRE(shuffled);
   CHECK_FALSE(apply_movement(c, op(c, hlo::Opcode::BitcastConvert, bitcast_to(DType::s32)), Shape(DType::s32, {4, 2}),
-                             ByteView{Shape(DType::u8, {4, 2, 3}), shuffled->offset}));
+                             ByteView{Shape(DType::u8, {4, 2, 3}), shuffled->offsets(), std::nullopt}));
 }
 
 TEST_CASE("views: the canonical chain of a tiled read is a box, then a digit transposition") {
@@ -218,4 +221,119 @@ TEST_CASE("AMX: K2 compiles to oneDNN's 9 instructions and verifies") {
   auto r = testing::compile_and_verify<isa::Amx>(kShared + "/kernels/paper/k2_rnn_inf_amx.hlo");
   ACT_REQUIRE_VERIFIED(r);
   CHECK(counts(r.program()) == std::map<std::string, int>{{"tilezero", 2}, {"tileloadd", 3}, {"tdpbusd", 2}, {"tilestored", 2}});
+}
+
+namespace {
+
+// Random movement chains for the strided-form property test.
+struct ChainGen {
+  std::mt19937_64 rng;
+  std::int64_t pick(std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); }
+
+  // A random factorisation of n into 1-3 dims.
+  std::vector<std::int64_t> factor(std::int64_t n) {
+    std::vector<std::int64_t> dims;
+    const auto parts = pick(1, 3);
+    for (std::int64_t k = 1; k < parts; ++k) {
+      std::vector<std::int64_t> divisors;
+      for (std::int64_t d = 1; d <= n; ++d)
+        if (n % d == 0) divisors.push_back(d);
+      const auto d = divisors[static_cast<std::size_t>(pick(0, static_cast<std::int64_t>(divisors.size()) - 1))];
+      dims.push_back(d);
+      n /= d;
+    }
+    dims.push_back(n);
+    return dims;
+  }
+
+  // One movement op applicable to `t` and its result type.
+  std::pair<NodeAttributes, std::pair<hlo::Opcode, Shape>> step(const Shape& t) {
+    for (;;) {
+      switch (pick(0, 3)) {
+        case 0: {
+          NodeAttributes a;
+          a.shape = factor(t.element_count());
+          return {a, {hlo::Opcode::Reshape, Shape(t.dtype, a.shape)}};
+        }
+        case 1: {
+          NodeAttributes a;
+          a.dimensions.resize(t.dims.size());
+          std::iota(a.dimensions.begin(), a.dimensions.end(), 0);
+          std::shuffle(a.dimensions.begin(), a.dimensions.end(), rng);
+          std::vector<std::int64_t> dims;
+          for (auto p : a.dimensions) dims.push_back(t.dims[static_cast<std::size_t>(p)]);
+          return {a, {hlo::Opcode::Transpose, Shape(t.dtype, dims)}};
+        }
+        case 2: {
+          NodeAttributes a;
+          std::vector<std::int64_t> dims;
+          for (auto n : t.dims) {
+            const auto start = pick(0, n - 1), limit = pick(start + 1, n), stride = pick(1, 2);
+            a.slice.push_back({start, limit, stride});
+            dims.push_back((limit - start + stride - 1) / stride);
+          }
+          return {a, {hlo::Opcode::Slice, Shape(t.dtype, dims)}};
+        }
+        default: {
+          NodeAttributes a;
+          if (byte_width(t.dtype) > 1) {  // narrow to bytes
+            a.dtype = DType::u8;
+            auto dims = t.dims;
+            dims.push_back(byte_width(t.dtype));
+            return {a, {hlo::Opcode::BitcastConvert, Shape(DType::u8, dims)}};
+          }
+          if (!t.dims.empty() && t.dims.back() == 2) {  // widen two bytes
+            a.dtype = DType::bf16;
+            auto dims = t.dims;
+            dims.pop_back();
+            return {a, {hlo::Opcode::BitcastConvert, Shape(DType::bf16, dims)}};
+          }
+          break;
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("views: the strided form moves like explicit offsets and gives the same canonical chains") {
+  SelectionContext c;
+  ChainGen gen{std::mt19937_64(20261124)};
+  int strided = 0, chains = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    const DType t = std::vector<DType>{DType::u8, DType::bf16, DType::s32}[static_cast<std::size_t>(gen.pick(0, 2))];
+    const Shape base(t, gen.factor(gen.pick(1, 6) * gen.pick(1, 8) * gen.pick(1, 4)));
+    ByteView view = identity_view(base);
+    ByteView explicit_view{view.type, view.offsets(), std::nullopt};
+    const auto steps = gen.pick(1, 5);
+    for (int s = 0; s < steps; ++s) {
+      const auto [attributes, result] = gen.step(view.type);
+      const TensorOp o = op(c, result.first, attributes);
+      const auto moved = apply_movement(c, o, result.second, view);
+      const auto moved_explicit = apply_movement(c, o, result.second, explicit_view);
+      INFO("trial " << trial << " step " << s << " " << hlo::opcode_name(result.first) << " to " << to_string(result.second));
+      REQUIRE(moved.has_value() == moved_explicit.has_value());
+      if (!moved) break;
+      CHECK(moved->offsets() == moved_explicit->offset);
+      view = *moved;
+      explicit_view = *moved_explicit;
+      if (!view.affine) continue;
+      ++strided;
+      const auto a = canonical_chain_affine(base, view.type, *view.affine);
+      const auto e = canonical_chain_explicit(base, explicit_view);
+      REQUIRE(a.has_value() == e.has_value());
+      if (!a) continue;
+      ++chains;
+      CHECK(a->box == e->box);
+      CHECK(a->narrow_to == e->narrow_to);
+      CHECK(a->source_radices == e->source_radices);
+      CHECK(a->permutation == e->permutation);
+      CHECK(a->final_dims == e->final_dims);
+      CHECK(a->widen_or_cast_to == e->widen_or_cast_to);
+    }
+  }
+  // The test would prove nothing if the strided form or the chains were rare.
+  CHECK(strided > 3000);
+  CHECK(chains > 1000);
 }

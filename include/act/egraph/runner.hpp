@@ -96,6 +96,8 @@ class Runner {
     return *this;
   }
   const RunnerOptions& options() const { return options_; }
+  // Iterations each later run() does at most (an explorer lengthens its rounds as they go).
+  void set_iteration_limit(std::size_t n) { options_.iteration_limit = n; }
 
   RunReport run(Graph& g, std::span<const Rule> rules) {
     using Clock = std::chrono::steady_clock;

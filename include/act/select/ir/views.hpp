@@ -28,6 +28,7 @@
 
 #include "act/core/dtype.hpp"
 #include "act/core/shape.hpp"
+#include "act/select/ir/affine_view.hpp"
 #include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 
@@ -36,10 +37,32 @@ namespace act::select {
 // Larger views are not followed (the offsets are explicit).
 inline constexpr std::int64_t kMaxViewElements = std::int64_t{1} << 16;
 
+// One of the two forms holds the view: `affine` when every movement that built it was strided
+// (affine_view.hpp: O(rank) to move), else the explicit `offset` list.
 struct ByteView {
-  Shape type;                        // element type and dims of the view
-  std::vector<std::int64_t> offset;  // per element, row-major: first byte in the base
-  friend bool operator==(const ByteView&, const ByteView&) = default;
+  Shape type;                         // element type and dims of the view
+  std::vector<std::int64_t> offset;   // explicit form: per element, row-major, first byte in the base
+  std::optional<AffineView> affine;   // strided form (then `offset` is empty)
+
+  // First byte of every element, row-major (materialises the strided form).
+  std::vector<std::int64_t> offsets() const {
+    return affine ? affine_offsets(*affine, type.element_count()) : offset;
+  }
+  // First byte of element `i` (row-major index).
+  std::int64_t element_offset(std::int64_t i) const {
+    if (!affine) return offset.at(static_cast<std::size_t>(i));
+    std::int64_t at = affine->offset;
+    for (std::size_t k = affine->modes.size(); k-- > 0;) {
+      at += (i % affine->modes[k].size) * affine->modes[k].stride;
+      i /= affine->modes[k].size;
+    }
+    return at;
+  }
+  friend bool operator==(const ByteView& a, const ByteView& b) {
+    if (!a.type.same_type(b.type)) return false;
+    if (a.affine && b.affine && *a.affine == *b.affine) return true;
+    return a.offsets() == b.offsets();
+  }
 };
 
 inline bool is_movement(const TensorOp& op) {
@@ -91,12 +114,8 @@ inline std::int64_t width(DType t) { return byte_width(t); }
 
 // The base's own view of itself.
 inline ByteView identity_view(const Shape& type) {
-  ByteView v{Shape(type.dtype, type.dims), {}};
-  const std::int64_t w = view_detail::width(type.dtype);
-  const std::int64_t n = type.element_count();
-  v.offset.resize(static_cast<std::size_t>(std::max<std::int64_t>(n, 0)));
-  for (std::int64_t i = 0; i < n; ++i) v.offset[static_cast<std::size_t>(i)] = i * w;
-  return v;
+  if (type.element_count() == 0) return ByteView{Shape(type.dtype, type.dims), {}, std::nullopt};  // no modes to stride
+  return ByteView{Shape(type.dtype, type.dims), {}, affine_identity(type, view_detail::width(type.dtype))};
 }
 
 // The view of `op(in)` with result type `out`, given the view `in` of its operand; nullopt when
@@ -106,7 +125,25 @@ inline std::optional<ByteView> apply_movement(const SelectionContext& ctx, const
   using namespace view_detail;
   if (!is_movement(op) || out.is_tuple || out.element_count() > kMaxViewElements) return std::nullopt;
   const NodeAttributes& a = ctx.attributes_of(op);
-  ByteView v{Shape(out.dtype, out.dims), {}};
+  if (in.affine) {  // the strided form, when the movement keeps it
+    std::optional<AffineView> moved;
+    switch (op.opcode) {
+      case hlo::Opcode::Reshape:
+        if (out.element_count() == in.type.element_count() && out.dtype == in.type.dtype) moved = affine_reshape(*in.affine, out.dims);
+        else return std::nullopt;
+        break;
+      case hlo::Opcode::Transpose: moved = affine_transpose(*in.affine, in.type.dims, a.dimensions); break;
+      case hlo::Opcode::Slice: moved = affine_slice(*in.affine, in.type.dims, a.slice); break;
+      case hlo::Opcode::BitcastConvert:
+        moved = affine_bitcast(*in.affine, in.type.dims, width(in.type.dtype), width(out.dtype));
+        break;
+      default: return std::nullopt;
+    }
+    if (moved && out.element_count() > 0) return ByteView{Shape(out.dtype, out.dims), {}, std::move(*moved)};
+    if (in.type.element_count() > kMaxViewElements) return std::nullopt;
+    return apply_movement(ctx, op, out, ByteView{in.type, in.offsets(), std::nullopt});
+  }
+  ByteView v{Shape(out.dtype, out.dims), {}, std::nullopt};
   switch (op.opcode) {
     case hlo::Opcode::Reshape:
       if (out.element_count() != in.type.element_count() || out.dtype != in.type.dtype) return std::nullopt;
@@ -260,8 +297,143 @@ struct CanonicalChain {
   std::optional<DType> widen_or_cast_to;      // final bitcast-convert
 };
 
-// The canonical chain of `view` over a base of type `base`, or nullopt (see the header comment).
-inline std::optional<CanonicalChain> canonical_chain(const Shape& base, const ByteView& view) {
+namespace view_detail {
+
+// The tail every canonical chain shares: the box, the narrowing, the unit transposition (digits
+// least significant first, empty when the units are in order), the final reshape and cast.
+inline CanonicalChain finish_chain(const Shape& base, const Shape& view_type, std::vector<hlo::SliceRange> box,
+                                   const std::vector<Digit>& digits) {
+  const std::int64_t wx = width(base.dtype), wv = width(view_type.dtype), g = std::min(wx, wv);
+  CanonicalChain c;
+  c.box = std::move(box);
+  DType unit_type = base.dtype;
+  if (wv < wx) {
+    c.narrow_to = view_type.dtype;
+    unit_type = view_type.dtype;
+  }
+  if (!digits.empty()) {
+    std::vector<std::size_t> by_stride(digits.size());
+    std::iota(by_stride.begin(), by_stride.end(), std::size_t{0});
+    std::sort(by_stride.begin(), by_stride.end(), [&](std::size_t x, std::size_t y) { return digits[x].stride > digits[y].stride; });
+    for (std::size_t i : by_stride) c.source_radices.push_back(digits[i].radix);
+    // Output digits, most significant first: the last found digit is the most significant.
+    for (std::size_t k = digits.size(); k-- > 0;) {
+      const auto at = std::find(by_stride.begin(), by_stride.end(), k) - by_stride.begin();
+      c.permutation.push_back(at);
+    }
+  }
+  c.final_dims = view_type.dims;
+  if (wv > g) c.final_dims.push_back(wv / g);
+  if (unit_type != view_type.dtype) c.widen_or_cast_to = view_type.dtype;
+  return c;
+}
+
+}  // namespace view_detail
+
+// The canonical chain of a strided view: each unit mode (the view's modes, plus the bytes of a
+// view element wider than the base's) must step along one axis of the base (a dim, or the bytes
+// inside a base element wider than the view's), each axis read compactly from its first index:
+// then the view reads a box of the base once, and the modes, in box strides, are the digits.
+inline std::optional<CanonicalChain> canonical_chain_affine(const Shape& base, const Shape& view_type, const AffineView& a) {
+  using namespace view_detail;
+  const std::int64_t wx = width(base.dtype), wv = width(view_type.dtype);
+  if (wx <= 0 || wv <= 0 || base.is_tuple) return std::nullopt;
+  const std::int64_t g = std::min(wx, wv);
+  const std::size_t rank = base.dims.size();
+  std::vector<Mode> units = a.modes;
+  if (wv > g) units.push_back(Mode{wv / g, g});
+  if (a.offset < 0 || a.offset % g != 0) return std::nullopt;
+  // Axes: base dims (byte strides S_d * wx), then the units inside a base element (when wx > g).
+  const std::size_t axes = rank + (wx > g ? 1 : 0);
+  std::vector<std::int64_t> axis_stride(axes), axis_size(axes), lo(axes);
+  const auto strides = row_major_strides(base.dims);
+  for (std::size_t d = 0; d < rank; ++d) {
+    axis_stride[d] = strides[d] * wx;
+    axis_size[d] = base.dims[d];
+  }
+  if (wx > g) {
+    axis_stride[rank] = g;
+    axis_size[rank] = wx / g;
+  }
+  {
+    std::int64_t rest = a.offset;
+    for (std::size_t d = 0; d < axes; ++d) {
+      lo[d] = rest / axis_stride[d];
+      rest %= axis_stride[d];
+    }
+    if (rest != 0) return std::nullopt;
+    for (std::size_t d = 0; d < axes; ++d)
+      if (lo[d] >= axis_size[d]) return std::nullopt;
+  }
+  // Each unit mode on its axis as (multiple of the axis stride, size), split where it wraps.
+  std::vector<std::vector<Mode>> on_axis(axes);  // Mode{size, multiple}
+  std::vector<std::pair<std::size_t, std::int64_t>> placed;  // per unit-mode piece, in view order: (axis, multiple)
+  std::vector<std::int64_t> piece_size;
+  for (const Mode& m : units) {
+    if (m.stride <= 0 || m.stride % g != 0) return std::nullopt;
+    std::vector<std::pair<std::size_t, Mode>> pieces;  // minor piece last
+    Mode rest = m;
+    for (;;) {
+      std::size_t d = 0;
+      while (d < axes && rest.stride % axis_stride[d] != 0) ++d;
+      if (d == axes) return std::nullopt;
+      const std::int64_t c = rest.stride / axis_stride[d];
+      if (lo[d] + c * (rest.size - 1) < axis_size[d]) {
+        pieces.emplace_back(d, Mode{rest.size, c});
+        break;
+      }
+      // Wraps into the next axis up: only whole turns of this one, from its start.
+      if (d == 0 || lo[d] != 0 || axis_size[d] % c != 0) return std::nullopt;
+      const std::int64_t q = axis_size[d] / c;
+      if (rest.size % q != 0) return std::nullopt;
+      pieces.emplace_back(d, Mode{q, c});
+      rest = Mode{rest.size / q, rest.stride * q};
+    }
+    for (std::size_t k = pieces.size(); k-- > 0;) {  // most significant piece first
+      on_axis[pieces[k].first].push_back(pieces[k].second);
+      placed.emplace_back(pieces[k].first, pieces[k].second.stride);
+      piece_size.push_back(pieces[k].second.size);
+    }
+  }
+  // Each axis read once, compactly: multiples 1, s1, s1*s2, ... (sorted).
+  std::vector<std::int64_t> extent(axes, 1);
+  for (std::size_t d = 0; d < axes; ++d) {
+    auto& ms = on_axis[d];
+    std::sort(ms.begin(), ms.end(), [](const Mode& x, const Mode& y) { return x.stride < y.stride; });
+    std::int64_t expect = 1;
+    for (const Mode& m : ms) {
+      if (m.stride != expect) return std::nullopt;
+      expect *= m.size;
+    }
+    extent[d] = expect;
+    if (lo[d] + extent[d] > axis_size[d]) return std::nullopt;
+  }
+  if (wx > g && (lo[rank] != 0 || extent[rank] != axis_size[rank])) return std::nullopt;  // whole base elements
+  std::vector<hlo::SliceRange> box;
+  bool whole = true;
+  for (std::size_t d = 0; d < rank; ++d) whole = whole && lo[d] == 0 && extent[d] == base.dims[d];
+  if (!whole)
+    for (std::size_t d = 0; d < rank; ++d) box.push_back(hlo::SliceRange{lo[d], lo[d] + extent[d], 1});
+  // Unit strides inside the box, row-major.
+  std::vector<std::int64_t> box_stride(axes, 1);
+  for (std::size_t d = axes; d-- > 1;) box_stride[d - 1] = box_stride[d] * extent[d];
+  std::vector<Mode> in_box;  // view order, box unit strides
+  for (std::size_t k = 0; k < placed.size(); ++k)
+    in_box.push_back(Mode{piece_size[k], placed[k].second * box_stride[placed[k].first]});
+  const std::vector<Mode> m = affine_detail::merged(in_box);
+  std::vector<Digit> digits;
+  const bool in_order = m.empty() || (m.size() == 1 && m[0].stride == 1);
+  if (!in_order)
+    for (std::size_t k = m.size(); k-- > 0;) digits.push_back(Digit{m[k].size, m[k].stride});
+  return finish_chain(base, view_type, std::move(box), digits);
+}
+
+// The canonical chain of `view` over a base of type `base`, or nullopt (see the header comment):
+// from the strided form when the view has one (explicit offsets are tried for one too).
+inline std::optional<CanonicalChain> canonical_chain(const Shape& base, const ByteView& view);
+
+// The canonical chain computed from explicit offsets, element by element.
+inline std::optional<CanonicalChain> canonical_chain_explicit(const Shape& base, const ByteView& view) {
   using namespace view_detail;
   const std::int64_t wx = width(base.dtype), wv = width(view.type.dtype);
   if (wx <= 0 || wv <= 0 || base.is_tuple || view.offset.empty()) return std::nullopt;
@@ -320,36 +492,26 @@ inline std::optional<CanonicalChain> canonical_chain(const Shape& base, const By
       unit.push_back(r / g);
     }
   }
-  CanonicalChain c;
   bool whole = true;
   for (std::size_t d = 0; d < rank; ++d) whole = whole && box_dims[d] == base.dims[d];
+  std::vector<hlo::SliceRange> box;
   if (!whole)
-    for (std::size_t d = 0; d < rank; ++d) c.box.push_back(hlo::SliceRange{lo[d], hi[d] + 1, 1});
-  DType unit_type = base.dtype;
-  if (wv < wx) {
-    c.narrow_to = view.type.dtype;
-    unit_type = view.type.dtype;
-  }
+    for (std::size_t d = 0; d < rank; ++d) box.push_back(hlo::SliceRange{lo[d], hi[d] + 1, 1});
   bool in_order = true;
   for (std::size_t i = 0; i < unit.size(); ++i) in_order = in_order && unit[i] == static_cast<std::int64_t>(i);
+  std::vector<Digit> digits;
   if (!in_order) {
-    const auto digits = digits_of(unit);
-    if (!digits) return std::nullopt;
-    std::vector<std::size_t> by_stride(digits->size());
-    std::iota(by_stride.begin(), by_stride.end(), std::size_t{0});
-    std::sort(by_stride.begin(), by_stride.end(),
-              [&](std::size_t x, std::size_t y) { return (*digits)[x].stride > (*digits)[y].stride; });
-    for (std::size_t i : by_stride) c.source_radices.push_back((*digits)[i].radix);
-    // Output digits, most significant first: the last found digit is the most significant.
-    for (std::size_t k = digits->size(); k-- > 0;) {
-      const auto at = std::find(by_stride.begin(), by_stride.end(), k) - by_stride.begin();
-      c.permutation.push_back(at);
-    }
+    const auto found = digits_of(unit);
+    if (!found) return std::nullopt;
+    digits = *found;
   }
-  c.final_dims = view.type.dims;
-  if (wv > g) c.final_dims.push_back(wv / g);
-  if (unit_type != view.type.dtype) c.widen_or_cast_to = view.type.dtype;
-  return c;
+  return finish_chain(base, view.type, std::move(box), digits);
+}
+
+inline std::optional<CanonicalChain> canonical_chain(const Shape& base, const ByteView& view) {
+  if (view.affine) return canonical_chain_affine(base, view.type, *view.affine);
+  if (const auto strided = affine_from_offsets(view.type.dims, view.offset)) return canonical_chain_affine(base, view.type, *strided);
+  return canonical_chain_explicit(base, view);
 }
 
 // Builds the canonical chain of `view` over class `base` in the e-graph and returns its class,

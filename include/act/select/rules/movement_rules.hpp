@@ -112,14 +112,17 @@ inline std::optional<MovementSemantics> movement_semantics(SelectionContext& ctx
   return std::nullopt;
 }
 
-// Q with Q(P(i)) = C(i) byte for byte, when P covers every byte of the input exactly as needed.
-inline std::optional<ByteView> divide(const ByteView& c, const ByteView& p, const Shape& input_type) {
-  const std::int64_t wv = byte_width(c.type.dtype), wi = byte_width(input_type.dtype);
-  if (wv <= 0 || wi <= 0 || c.offset.size() != p.offset.size() || byte_width(p.type.dtype) != wv) return std::nullopt;
-  ByteView q{input_type, std::vector<std::int64_t>(static_cast<std::size_t>(input_type.element_count()), -1)};
-  for (std::size_t i = 0; i < c.offset.size(); ++i) {
+// Q with Q(P(i)) = C(i) byte for byte, when P covers every byte of the input exactly as needed
+// (computed on explicit offsets; canonical_chain finds Q's strided form when it has one).
+inline std::optional<ByteView> divide(const ByteView& c_view, const ByteView& p_view, const Shape& input_type) {
+  const std::int64_t wv = byte_width(c_view.type.dtype), wi = byte_width(input_type.dtype);
+  if (wv <= 0 || wi <= 0 || c_view.type.element_count() != p_view.type.element_count() || byte_width(p_view.type.dtype) != wv)
+    return std::nullopt;
+  const std::vector<std::int64_t> c = c_view.offsets(), p = p_view.offsets();
+  ByteView q{input_type, std::vector<std::int64_t>(static_cast<std::size_t>(input_type.element_count()), -1), std::nullopt};
+  for (std::size_t i = 0; i < c.size(); ++i) {
     for (std::int64_t t = 0; t < wv; ++t) {
-      const std::int64_t in_byte = p.offset[i] + t, x = c.offset[i] + t;
+      const std::int64_t in_byte = p[i] + t, x = c[i] + t;
       const auto j = static_cast<std::size_t>(in_byte / wi);
       if (j >= q.offset.size()) return std::nullopt;
       const std::int64_t start = x - in_byte % wi;
@@ -230,7 +233,7 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
           const auto strides = view_detail::row_major_strides(type.dims);
           for (std::size_t d = 0; d < type.dims.size(); ++d)
             if (type.dims[d] > 1)
-              values.insert(cv.view.offset[static_cast<std::size_t>(strides[d])] - cv.view.offset[0]);
+              values.insert(cv.view.element_offset(strides[d]) - cv.view.element_offset(0));
           for (std::size_t d = 0; d < mi.out_dims.size(); ++d) {
             const auto parsed = sym::try_parse(mi.out_dims[d]);
             if (!parsed.ok()) continue;

@@ -56,6 +56,9 @@ class SplitSizes {
     if (s.count(n)) return std::nullopt;
     for (std::int64_t m = n; m % 2 == 0; m /= 2)
       if (s.count(m / 2)) return n / 2;
+    // Rows of elementwise operators are only halved: peeling single rows off odd extents
+    // (vmulps computes one row) multiplied the e-graph without enabling an instruction.
+    if (role == SplitRole::Rows) return std::nullopt;
     auto below = s.lower_bound(n);
     if (below == s.begin()) return std::nullopt;
     return *std::prev(below);

@@ -39,6 +39,10 @@ namespace act::select {
 struct ExplorerOptions {
   egraph::RunnerOptions runner;        // node and time limits per round, backoff schedule
   std::size_t iterations_per_round = 1;
+  // From this round on, each round runs twice as many iterations (a larger kernel's e-graph
+  // needs more rewriting between extractions than rounds are left for; extraction, not
+  // rewriting, is what a round's cost is mostly made of).
+  std::size_t longer_rounds_from = 9;
   std::size_t max_rounds = 24;
   std::size_t max_budget = 1 << 12;    // cap on Γ(k)
   std::size_t graphs_per_round = 32;   // while the e-graph grows (0: no cap); see next()
@@ -164,6 +168,7 @@ class Explorer {
  private:
   void start_round() {
     ++round_;
+    if (round_ == options_.longer_rounds_from) runner_->set_iteration_limit(2 * std::max<std::size_t>(1, options_.iterations_per_round));
     if (growing_) {
       reports_.push_back(runner_->run(graph_, rules_));
       const egraph::StopReason why = reports_.back().stop_reason;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "act/select/rules/axioms/support.hpp"
+#include "act/select/rules/split_sizes.hpp"
 
 namespace act::select::axiom_detail {
 
@@ -101,25 +102,28 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   const std::string_view dot = "(dot@dot ?a ?b)";
   AxiomRules rules(ctx, out);
 
-  // Issue 3: split a dot in halves along its first free dim of one operand → concat of the halves.
+  // Split a dot along its first free dim of one operand → concat of the pieces, cut where the
+  // ISA's dots compute (split_sizes.hpp).
+  const std::shared_ptr<const SplitSizes> sizes = split_sizes_of(ctx.isa);
   for (bool lhs : {true, false})
     rules.add(
         info(lhs ? "dot-split-lhs-free" : "dot-split-rhs-free", D, {Dot}, {Concatenate, Dot, Slice}, false,
              "issue 3; rewrites.md DMG-1 (inverse)"),
         dot,
-        [lhs](const View& v) {
+        [lhs, sizes](const View& v) {
           const DotMatch m = read_dot(v);
           const Dims& free = lhs ? m.lhs_free : m.rhs_free;
           if (free.empty()) return false;
           const auto n = (lhs ? m.ta : m.tb).dims[static_cast<std::size_t>(free[0])];
-          return n >= 2 && n % 2 == 0;
+          return sizes->split_point(lhs ? SplitRole::DotLhsFree : SplitRole::DotRhsFree, m.ta.dtype, n).has_value();
         },
-        [lhs](const View& v, Build& b) {
+        [lhs, sizes](const View& v, Build& b) {
           const DotMatch m = read_dot(v);
           const Dims& free = lhs ? m.lhs_free : m.rhs_free;
           const auto dim = static_cast<std::size_t>(free[0]);
           const Id x = lhs ? m.a : m.b;
-          const auto n = (lhs ? m.ta : m.tb).dims[dim], h = n / 2;
+          const auto n = (lhs ? m.ta : m.tb).dims[dim];
+          const auto h = *sizes->split_point(lhs ? SplitRole::DotLhsFree : SplitRole::DotRhsFree, m.ta.dtype, n);
           const Id lo = b.slice_dim(x, dim, 0, h), hi = b.slice_dim(x, dim, h, n);
           const Id d1 = lhs ? b.dot(lo, m.b, m.dims, m.result) : b.dot(m.a, lo, m.dims, m.result);
           const Id d2 = lhs ? b.dot(hi, m.b, m.dims, m.result) : b.dot(m.a, hi, m.dims, m.result);
@@ -128,22 +132,23 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           return b.concat({d1, d2}, out_dim);
         });
 
-  // Issue 3: split along the first contracted dim → add of partial dots. Float results round
-  // each partial dot separately (re-association); exact for integers.
+  // Split along the first contracted dim → add of partial dots. Float results round each
+  // partial dot separately (re-association); exact for integers.
   rules.add(
       info("dot-split-contracting", D, {Dot}, {Add, Dot, Slice}, true, "issue 3; rewrites.md DOT-9; TensorRight dot/rule01"),
       dot,
-      [](const View& v) {
+      [sizes](const View& v) {
         const DotMatch m = read_dot(v);
         if (m.dims.lhs_contracting.empty()) return false;
         const auto n = m.ta.dims[static_cast<std::size_t>(m.dims.lhs_contracting[0])];
-        return n >= 2 && n % 2 == 0;
+        return sizes->split_point(SplitRole::DotContracting, m.ta.dtype, n).has_value();
       },
-      [](const View& v, Build& b) {
+      [sizes](const View& v, Build& b) {
         const DotMatch m = read_dot(v);
         const auto la = static_cast<std::size_t>(m.dims.lhs_contracting[0]);
         const auto rb = static_cast<std::size_t>(m.dims.rhs_contracting[0]);
-        const auto n = m.ta.dims[la], h = n / 2;
+        const auto n = m.ta.dims[la];
+        const auto h = *sizes->split_point(SplitRole::DotContracting, m.ta.dtype, n);
         const Id d1 = b.dot(b.slice_dim(m.a, la, 0, h), b.slice_dim(m.b, rb, 0, h), m.dims, m.result);
         const Id d2 = b.dot(b.slice_dim(m.a, la, h, n), b.slice_dim(m.b, rb, h, n), m.dims, m.result);
         return b.op(Add, NodeAttributes{}, {d1, d2});

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "act/select/rules/axioms/support.hpp"
+#include "act/select/rules/split_sizes.hpp"
 
 namespace act::select::axiom_detail {
 
@@ -47,6 +48,7 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
   };
   const auto name_of = [](Opcode code) { return hlo::opcode_name(code); };
   AxiomRules rules(ctx, out);
+  const std::shared_ptr<const SplitSizes> sizes = split_sizes_of(ctx.isa);
 
   for (Opcode u : kThroughUnary) {
     // rewrites.md SH-2 / CM-2 (unary): layout(u(x)) → u(layout(x)) for layout ∈ {slice, transpose, reshape}.
@@ -85,18 +87,20 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
               [](const View& v) { return v.op("l") == v.op("r") && v.type("?a").same_type(v.type("?b")); },
               "(@l (@outer ?a ?b))");
 
-    // Issue 3 (fit an instruction's size): split f(x, y) in halves along dim 0 when it is even.
-    // Sizes halve each time, so repeated splitting stays linear in the tensor's rows.
+    // Fit an instruction's size: split f(x, y) along dim 0 where the ISA's f computes
+    // (split_sizes.hpp: halves when they reach an instruction's rows, so the e-graph stays
+    // linear in the tensor's rows, else the largest rows below).
     rules.add(info("split-<op>", f, {f}, {Concatenate, f, Slice}, false, "issue 3: split to fit"),
               fmt::format("({}@outer ?x ?y)", name_of(f)),
-              [](const View& v) {
-                const Dims& d = v.root_type().dims;
-                return !d.empty() && d[0] >= 2 && d[0] % 2 == 0;
+              [sizes, f](const View& v) {
+                const Shape& t = v.root_type();
+                return !t.dims.empty() && sizes->split_point(SplitRole::Rows, t.dtype, t.dims[0], f).has_value();
               },
-              [](const View& v, Build& b) {
+              [sizes, f](const View& v, Build& b) {
                 const TensorOp f_op = v.op("outer");
                 const Id x = v.cls("?x"), y = v.cls("?y");
-                const auto n = v.root_type().dims[0], h = n / 2;
+                const Shape& t = v.root_type();
+                const auto n = t.dims[0], h = *sizes->split_point(SplitRole::Rows, t.dtype, n, f);
                 const Id lo = b.add(f_op, {b.slice_dim(x, 0, 0, h), b.slice_dim(y, 0, 0, h)});
                 const Id hi = b.add(f_op, {b.slice_dim(x, 0, h, n), b.slice_dim(y, 0, h, n)});
                 return b.concat({lo, hi}, 0);

@@ -192,6 +192,18 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
 
   // rewrites.md CAT-3 (TensorRight concat/rule02, rule07): flatten nested concatenates.
   const auto same_dim = [](const View& v) { return v.attr("inner").dimensions == v.attr("outer").dimensions; };
+  // rewrites.md CAT-2: an operand with no elements adds nothing (binary concatenates: module 1
+  // enters n-ary ones as chains).
+  const auto empty = [](std::string_view var) {
+    return [var](const View& v) {
+      const auto& d = v.attr("outer").dimensions;
+      return d.size() == 1 && v.type(var).dims.at(static_cast<std::size_t>(d[0])) == 0;
+    };
+  };
+  rules.add(info("concat-drop-empty-right", S, {Concatenate}, {}, "rewrites.md CAT-2"), "(concatenate@outer ?a ?b)", empty("?b"),
+            "?a");
+  rules.add(info("concat-drop-empty-left", S, {Concatenate}, {}, "rewrites.md CAT-2"), "(concatenate@outer ?a ?b)", empty("?a"),
+            "?b");
   rules.add(info("concat-of-concat-left", S, {Concatenate}, {Concatenate}, "rewrites.md CAT-3"),
             "(concatenate@outer (concatenate@inner ?a ?b) ?c)", same_dim, [](const View& v, Build& b) {
               return b.concat({v.cls("?a"), v.cls("?b"), v.cls("?c")}, v.attr("outer").dimensions[0]);

@@ -1,0 +1,259 @@
+// Byte views in strided form: what views.hpp computes per element, per axis instead.
+//
+// A view reads, for each of its elements in row-major order, `w` bytes of a base value starting
+// at some byte. When every movement that built it is affine, those first bytes are
+//   offset + sum_k digit_k * stride_k
+// over modes (size_k, stride_k), most significant first, whose sizes refine the view's dims
+// (each dim is the product of consecutive modes; dims of size 1 have none). Reshape re-groups
+// the modes (splitting one where a new dim boundary falls inside it), transpose reorders the
+// dims' groups, slice restricts a group when the range falls on its digits, bitcast-convert adds
+// or removes a minor mode of bytes. Everything costs O(rank), not O(elements): a 64x64 bf16
+// value is two modes, not 4096 offsets. A movement that leaves the strided form (a slice across
+// digit boundaries, a reshape merging digits that are not contiguous) answers nullopt, and
+// views.hpp falls back to explicit offsets.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "act/core/shape.hpp"
+#include "act/hlo/module.hpp"
+
+namespace act::select {
+
+struct Mode {
+  std::int64_t size = 1;
+  std::int64_t stride = 0;  // in bytes of the base
+  friend bool operator==(const Mode&, const Mode&) = default;
+};
+
+struct AffineView {
+  std::int64_t offset = 0;  // first byte of element 0
+  std::vector<Mode> modes;  // most significant first; no mode of size 1
+  friend bool operator==(const AffineView&, const AffineView&) = default;
+};
+
+namespace affine_detail {
+
+inline std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& dims) {
+  std::vector<std::int64_t> s(dims.size(), 1);
+  for (std::size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
+  return s;
+}
+
+// The modes of each dim of `dims` ([begin, end) into v.modes), or nullopt when the modes do not
+// refine the dims (a view built by these operations always does).
+inline std::optional<std::vector<std::pair<std::size_t, std::size_t>>> groups(const AffineView& v,
+                                                                              const std::vector<std::int64_t>& dims) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  std::size_t m = 0;
+  for (std::int64_t d : dims) {
+    const std::size_t begin = m;
+    std::int64_t product = 1;
+    while (product < d && m < v.modes.size()) product *= v.modes[m++].size;
+    if (product != d) return std::nullopt;
+    out.emplace_back(begin, m);
+  }
+  if (m != v.modes.size()) return std::nullopt;
+  return out;
+}
+
+// Adjacent modes that step contiguously (stride_k == stride_{k+1} * size_{k+1}) as one.
+inline std::vector<Mode> merged(std::vector<Mode> modes) {
+  std::vector<Mode> out;
+  for (std::size_t k = modes.size(); k-- > 0;) {  // from the minor end
+    if (!out.empty() && modes[k].stride == out.back().stride * out.back().size) {
+      out.back().size *= modes[k].size;
+      continue;
+    }
+    out.push_back(modes[k]);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+// Offset of index `i` of a group of modes (row-major within the group).
+inline std::int64_t group_offset(const std::vector<Mode>& g, std::int64_t i) {
+  std::int64_t off = 0;
+  for (std::size_t k = g.size(); k-- > 0;) {
+    off += (i % g[k].size) * g[k].stride;
+    i /= g[k].size;
+  }
+  return off;
+}
+
+// The elements start, start + step, ... (count of them) of a dim whose index runs over the
+// group `g` (most significant first), as an offset and new modes; nullopt when they are not
+// strided over g's digits.
+inline std::optional<std::pair<std::int64_t, std::vector<Mode>>> slice_group(const std::vector<Mode>& g, std::int64_t start,
+                                                                             std::int64_t count, std::int64_t step) {
+  if (count <= 0) return std::nullopt;
+  if (count == 1) return std::make_pair(group_offset(g, start), std::vector<Mode>{});
+  if (g.empty()) return std::nullopt;
+  const Mode major = g.front();
+  const std::vector<Mode> minor(g.begin() + 1, g.end());
+  std::int64_t inner = 1;
+  for (const Mode& m : minor) inner *= m.size;
+  const std::int64_t first = start / inner, last = (start + (count - 1) * step) / inner;
+  if (step % inner == 0) {  // the major digit steps; the minor ones stay at start's
+    return std::make_pair(first * major.stride + group_offset(minor, start % inner),
+                          std::vector<Mode>{Mode{count, (step / inner) * major.stride}});
+  }
+  if (first == last) {  // within one value of the major digit
+    auto inside = slice_group(minor, start % inner, count, step);
+    if (!inside) return std::nullopt;
+    inside->first += first * major.stride;
+    return inside;
+  }
+  if (step == 1 && start % inner == 0 && count % inner == 0) {  // whole runs of the minor digits
+    std::vector<Mode> modes{Mode{count / inner, major.stride}};
+    modes.insert(modes.end(), minor.begin(), minor.end());
+    return std::make_pair(first * major.stride, modes);
+  }
+  return std::nullopt;
+}
+
+inline void drop_unit_modes(std::vector<Mode>& modes) {
+  std::erase_if(modes, [](const Mode& m) { return m.size == 1; });
+}
+
+}  // namespace affine_detail
+
+// The base's own bytes as a value of `type`.
+inline AffineView affine_identity(const Shape& type, std::int64_t width) {
+  AffineView v;
+  const auto strides = affine_detail::row_major_strides(type.dims);
+  for (std::size_t d = 0; d < type.dims.size(); ++d)
+    if (type.dims[d] != 1) v.modes.push_back(Mode{type.dims[d], strides[d] * width});
+  return v;
+}
+
+// reshape of a view of dims `in_dims` to `out_dims` (same element count).
+inline std::optional<AffineView> affine_reshape(const AffineView& v, const std::vector<std::int64_t>& out_dims) {
+  std::vector<Mode> refined;  // built from the minor end
+  std::size_t m = v.modes.size();
+  Mode current{1, 0};
+  for (std::size_t d = out_dims.size(); d-- > 0;) {
+    std::int64_t need = out_dims[d];
+    if (need < 1) return std::nullopt;  // empty values have no strided form
+    while (need > 1) {
+      if (current.size == 1) {
+        if (m == 0) return std::nullopt;
+        current = v.modes[--m];
+      }
+      if (current.size <= need) {
+        if (need % current.size != 0) return std::nullopt;
+        refined.push_back(current);
+        need /= current.size;
+        current = Mode{1, 0};
+      } else {
+        if (current.size % need != 0) return std::nullopt;
+        refined.push_back(Mode{need, current.stride});
+        current = Mode{current.size / need, current.stride * need};
+        need = 1;
+      }
+    }
+  }
+  if (current.size != 1 || m != 0) return std::nullopt;
+  std::reverse(refined.begin(), refined.end());
+  return AffineView{v.offset, std::move(refined)};
+}
+
+inline std::optional<AffineView> affine_transpose(const AffineView& v, const std::vector<std::int64_t>& in_dims,
+                                                  const std::vector<std::int64_t>& permutation) {
+  const auto g = affine_detail::groups(v, in_dims);
+  if (!g || permutation.size() != in_dims.size()) return std::nullopt;
+  AffineView out{v.offset, {}};
+  for (std::int64_t p : permutation) {
+    if (p < 0 || static_cast<std::size_t>(p) >= g->size()) return std::nullopt;
+    const auto [begin, end] = (*g)[static_cast<std::size_t>(p)];
+    out.modes.insert(out.modes.end(), v.modes.begin() + static_cast<std::ptrdiff_t>(begin),
+                     v.modes.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  return out;
+}
+
+inline std::optional<AffineView> affine_slice(const AffineView& v, const std::vector<std::int64_t>& in_dims,
+                                              const std::vector<hlo::SliceRange>& ranges) {
+  const auto g = affine_detail::groups(v, in_dims);
+  if (!g || ranges.size() != in_dims.size()) return std::nullopt;
+  AffineView out{v.offset, {}};
+  for (std::size_t d = 0; d < ranges.size(); ++d) {
+    const auto& r = ranges[d];
+    if (r.stride < 1 || r.start < 0 || r.limit > in_dims[d] || r.limit <= r.start) return std::nullopt;
+    const std::int64_t count = (r.limit - r.start + r.stride - 1) / r.stride;
+    const std::vector<Mode> group(v.modes.begin() + static_cast<std::ptrdiff_t>((*g)[d].first),
+                                  v.modes.begin() + static_cast<std::ptrdiff_t>((*g)[d].second));
+    auto part = affine_detail::slice_group(group, r.start, count, r.stride);
+    if (!part) return std::nullopt;
+    out.offset += part->first;
+    out.modes.insert(out.modes.end(), part->second.begin(), part->second.end());
+  }
+  affine_detail::drop_unit_modes(out.modes);
+  return out;
+}
+
+// bitcast-convert from elements of `in_width` bytes to `out_width` (dims of the input view
+// `in_dims`: widening consumes the minor dim of size out_width / in_width).
+inline std::optional<AffineView> affine_bitcast(const AffineView& v, const std::vector<std::int64_t>& in_dims, std::int64_t in_width,
+                                                std::int64_t out_width) {
+  if (in_width == out_width) return v;
+  if (out_width < in_width) {
+    if (in_width % out_width != 0) return std::nullopt;
+    AffineView out = v;
+    out.modes.push_back(Mode{in_width / out_width, out_width});
+    affine_detail::drop_unit_modes(out.modes);
+    return out;
+  }
+  const std::int64_t k = out_width / in_width;
+  if (out_width % in_width != 0 || in_dims.empty() || in_dims.back() != k) return std::nullopt;
+  const auto g = affine_detail::groups(v, in_dims);
+  if (!g) return std::nullopt;
+  const auto [begin, end] = g->back();
+  const auto minor = affine_detail::merged(std::vector<Mode>(v.modes.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                              v.modes.begin() + static_cast<std::ptrdiff_t>(end)));
+  if (minor.size() != 1 || minor[0].stride != in_width) return std::nullopt;  // the k bytes must be adjacent
+  AffineView out{v.offset, std::vector<Mode>(v.modes.begin(), v.modes.begin() + static_cast<std::ptrdiff_t>(begin))};
+  return out;
+}
+
+// First byte of every element, row-major.
+inline std::vector<std::int64_t> affine_offsets(const AffineView& v, std::int64_t elements) {
+  std::vector<std::int64_t> out;
+  if (elements <= 0) return out;
+  out.reserve(static_cast<std::size_t>(elements));
+  std::vector<std::int64_t> index(v.modes.size(), 0);
+  std::int64_t value = v.offset;
+  for (std::int64_t i = 0; i < elements; ++i) {
+    out.push_back(value);
+    for (std::size_t d = v.modes.size(); d-- > 0;) {
+      if (++index[d] < v.modes[d].size) {
+        value += v.modes[d].stride;
+        break;
+      }
+      value -= v.modes[d].stride * (v.modes[d].size - 1);
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+// The strided form of explicit offsets over `dims`, when there is one with one mode per dim (the
+// form views copied out of an instruction's movement come in); checked element by element.
+inline std::optional<AffineView> affine_from_offsets(const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& offsets) {
+  if (offsets.empty()) return std::nullopt;
+  const auto strides = affine_detail::row_major_strides(dims);
+  AffineView v{offsets[0], {}};
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] > 1) v.modes.push_back(Mode{dims[d], offsets[static_cast<std::size_t>(strides[d])] - offsets[0]});
+  std::int64_t n = 1;
+  for (auto d : dims) n *= d;
+  if (static_cast<std::int64_t>(offsets.size()) != n || affine_offsets(v, n) != offsets) return std::nullopt;
+  return v;
+}
+
+}  // namespace act::select
