@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what act needs from Debian's packages (only what is missing), then configures and
 # builds it. Usage: scripts/setup.sh [build-dir] [extra cmake args...]
+# ACT_BUILD_TARGETS (space-separated) builds only those targets; the default is everything.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
@@ -20,4 +21,6 @@ if ((${#missing[@]})); then
 fi
 
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-cmake --build "$build" -j"$(nproc)"
+targets=()
+for t in ${ACT_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" -j"$(nproc)" "${targets[@]}"

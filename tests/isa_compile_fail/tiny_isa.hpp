@@ -1,5 +1,7 @@
 // A small ISA shared by the compile-fail cases. Each case defines one of the macros below to
-// break exactly one thing, then includes this header; valid.cpp defines none.
+// break exactly one thing, then includes this header; valid.cpp defines none. With
+// TINY_NO_VALIDATE_MACRO the header leaves out ACT_VALIDATE_ISA, as a user may: then the first
+// use of the ISA type must reject it.
 #pragma once
 
 #include "act/isa/validate.hpp"
@@ -15,6 +17,12 @@
 #endif
 #ifndef TINY_STORE_BUFFER
 #define TINY_STORE_BUFFER "d0"
+#endif
+#ifndef TINY_MOV_PARAMETER
+#define TINY_MOV_PARAMETER "s32[`n`, 8]"  // must be the input slice's shape: n rows of s32[8]
+#endif
+#ifndef TINY_MOV_CONSTRAINT
+#define TINY_MOV_CONSTRAINT "n <= 16"
 #endif
 #ifndef TINY_LOAD_C
 #define TINY_LOAD_C "memcpy(&d1[$addr_out], $&addr_in, $n * 32);"  // C of load_rm (isa/c_mapping.hpp)
@@ -53,8 +61,9 @@ struct Tiny {
       Instruction{.name = "mov", .alpha = {"n"}, .beta = {"addr_in", "addr_out"},
                   .inputs = {{"d1", {"addr_in"}, {"n"}}},
                   .outputs = {{"d1", {"addr_out"}, {"n"}}},
+                  .constraints = {"n >= 1", TINY_MOV_CONSTRAINT},
                   .semantics = "ENTRY mov {\n"
-                               "  %In1 = s32[`n`, 8] parameter(0)\n"
+                               "  %In1 = " TINY_MOV_PARAMETER " parameter(0)\n"
                                "  ROOT %Out0 = " TINY_MOV_RESULT "\n"
                                "}"},
       Instruction{.name = "store_rm", .alpha = {"n"}, .beta = {"addr_in", "addr_out"},
@@ -69,4 +78,6 @@ struct Tiny {
 };
 }  // namespace
 
+#ifndef TINY_NO_VALIDATE_MACRO
 ACT_VALIDATE_ISA(Tiny);
+#endif

@@ -1,4 +1,4 @@
-# cmake -P script: install act, then build and test examples/custom_accelerator against it.
+# cmake -P script: install act, then build and test the project in ACT_EXAMPLE_DIR against it.
 function(run step)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT result EQUAL 0)

@@ -259,3 +259,78 @@ TEST_CASE("the allocated pii graph as Graphviz shows schedule numbers and solved
   for (int step = 1; step <= 5; ++step) CHECK_THAT(r.dot, Catch::Contains(fmt::format("\"#{} ", step)));
   CHECK_THAT(r.dot, Catch::Contains("gemm()\\nd2[0:64]"));
 }
+
+// ---- Backend::compile inlines calls and refuses what no program can compute; diagnosis
+
+#include "../package/tpu_mini/tpu_mini.hpp"
+
+TEST_CASE("Backend::compile inlines call and fusion, and refuses a kernel larger than HBM at once") {
+  const std::string data = std::string(ACT_SOURCE_DIR) + "/tests/data";
+  // A fused transpose: compiles only once the fusion is inlined (module 1 has no `fusion`).
+  const hlo::Module fused = testing::load_kernel(data + "/qkv_fused_transpose.hlo");
+  const CompileResult r = Backend<isa::Qkv>().compile(fused, deterministic());
+  CHECK(names(r.program) == std::vector<std::string>{"load_cm", "store_rm"});
+  CHECK(sim::verify(fused, kQkv, r.program).ok);
+
+  const hlo::Module huge = testing::load_kernel(data + "/iota_larger_than_hbm.hlo");
+  const codegen::CompileOutcome refused = Backend<isa::Qkv>().try_compile(huge);
+  CHECK_FALSE(refused);
+  CHECK(refused.refused);
+  CHECK(refused.message.find("its inputs and outputs need 2000000000 bytes of HBM and the ISA has 1048576") != std::string::npos);
+}
+
+TEST_CASE("compile_kernel checks an ISA built at run time: a broken one names the instruction") {
+  std::vector<isa::Instruction> instructions(isa::Qkv::instructions.begin(), isa::Qkv::instructions.end());
+  instructions[4].semantics = "ENTRY mov {\n  %In1 = bf16[`n`, 64] parameter(0)\n  ROOT %Out0 = bf16[`n`, 64] coppy(%In1)\n}";
+  const isa::IsaView broken{"broken", kQkv.buffers, {}, instructions};
+  const hlo::Module kernel = testing::load_kernel(kShared + "/kernels/qkv/attention.hlo");
+  try {
+    codegen::compile_kernel(kernel, broken);
+    FAIL("a broken ISA compiled");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Isa);
+    CHECK_THAT(e.message(), Catch::Contains("instruction 'mov' (qkv.hpp:"));
+    CHECK_THAT(e.message(), Catch::Contains("unknown opcode 'coppy' at column 30 (did you mean 'copy'?)"));
+  }
+}
+
+TEST_CASE("no program: the message names the nearest rule and the precondition it missed") {
+  // tpu_mini's read_weight reads 256 contiguous bytes; a weight tile that is the left half of a
+  // 16x32 matrix is not, so matmul's second input cannot reach the weight buffer.
+  const std::string kernels = std::string(ACT_SOURCE_DIR) + "/tests/package/tpu_mini/kernels";
+  codegen::Options options = deterministic();
+  options.timeout = std::chrono::seconds(60);
+  const codegen::CompileOutcome r =
+      Backend<tpu::TpuMini>().try_compile(testing::load_kernel(kernels + "/strided_weights.hlo"), options);
+  REQUIRE_FALSE(r);
+  CHECK_THAT(r.message, Catch::Contains("no instruction computes: s32[8,16] convert(s8[8,16])"));
+  CHECK_THAT(r.message, Catch::Matches(".*nearest rule: matmul at class [0-9]+ \\(s32\\[8,16\\]\\): input 2 \\(s8\\[16,16\\], "
+                                       "class [0-9]+\\) cannot be produced in buffer 'weights' \\(written by read_weight\\).*"));
+  // With a contiguous tile the same layer compiles.
+  const auto dense = testing::compile_and_verify<tpu::TpuMini>(kernels + "/dense.hlo");
+  CHECK(dense.ok);
+}
+
+TEST_CASE("no program because a shape does not fit: the nearest rule says which dim") {
+  // A contraction over 32 where tpu_mini's matrix unit is 16 wide. The split halves need an add
+  // tpu_mini lacks; what comes closest is activate, whose input only matmul writes, and matmul's
+  // own match at the 32-wide dot misses on its first operand's shape.
+  const std::string text = R"(HloModule wide_contraction
+ENTRY wide_contraction {
+  %x = s8[8,32] parameter(0)
+  %w = s8[32,16] parameter(1)
+  %xs = s32[8,32] convert(%x)
+  %ws = s32[32,16] convert(%w)
+  %acc = s32[8,16] dot(%xs, %ws), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %lo = s32[] constant(-128)
+  %hi = s32[] constant(127)
+  %sat = s32[8,16] clamp(%lo, %acc, %hi)
+  ROOT %y = s8[8,16] convert(%sat)
+})";
+  codegen::Options options = deterministic();
+  options.timeout = std::chrono::seconds(60);
+  const codegen::CompileOutcome r = Backend<tpu::TpuMini>().try_compile(hlo::parse_module(text), options);
+  REQUIRE_FALSE(r);
+  CHECK_THAT(r.message, Catch::Contains("cannot be produced in buffer 'acc' (written by matmul)"));
+  CHECK_THAT(r.message, Catch::Contains("'In1' is s8[8,32], the semantics need s8[n,16] (dim 1 must be 16)"));
+}

@@ -142,7 +142,9 @@ TEST_CASE("kernels: f32 sine ends quickly with no graph and says which value is 
   INFO(run.diagnosis);
   CHECK_FALSE(run.first.has_value());
   CHECK(run.finished);
-  CHECK(run.seconds < 3.0);  // a hang guard: ~0.9 s on an idle 2-core machine (12 rounds to the node limit)
+  // A hang guard as a count (not seconds, which a loaded machine stretches past any bound): the
+  // node limit ends exploration long before the explorer's 24 rounds (13 rounds, 18 iterations).
+  CHECK(run.iterations <= 24);
   CHECK(run.diagnosis.find("root 0 (u8[16384]) cannot be produced in d0") != std::string::npos);
   // QKV cannot even view the f32 input: its loads read 128-byte rows of bf16.
   CHECK(run.diagnosis.find("no instruction computes: u8[64,64,4] reshape(u8[16384])") != std::string::npos);

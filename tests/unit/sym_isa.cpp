@@ -289,7 +289,8 @@ TEST_CASE("isa: broken descriptions name the instruction and the problem", "[isa
     isa["mov"].semantics = "ENTRY mov {\n  %In1 = bf16[`n`, 64] parameter(0)\n  ROOT %Out0 = bf16[`n`, 64] copy(%b)\n}";
     const auto e = isa.error();
     CHECK(contains(e, "instruction 'mov'"));
-    CHECK(contains(e, "operand is not defined by an earlier statement: 'b' (semantics line 3, column 35)"));
+    CHECK(contains(e, "semantics line 3 'ROOT %Out0 = bf16[`n`, 64] copy(%b)': operand is not defined by an earlier statement: 'b' "
+                      "at column 35 (defined before it: In1)"));
   }
   SECTION("beta attribute in a shape") {
     isa["mov"].semantics =
@@ -331,7 +332,8 @@ TEST_CASE("isa: broken descriptions name the instruction and the problem", "[isa
 })";
     const auto e = isa.error();
     CHECK(contains(e, "instruction 'softmax'"));
-    CHECK(contains(e, "reduce_add result shape: expected [1], the statement says [1,64] (value 'r', semantics line 4"));
+    CHECK(contains(e, "semantics line 4 '%r = bf16[`n`, 64] reduce_add(%a), dimensions={1}': reduce_add gives [1] from its "
+                      "operands, but the statement says [1,64] (with every alpha = 1)"));
   }
   SECTION("reshape element count") {
     isa["load_rm"].semantics = R"(ENTRY load_rm {
@@ -343,11 +345,12 @@ TEST_CASE("isa: broken descriptions name the instruction and the problem", "[isa
   }
   SECTION("parameter shape differs from the input slice") {
     isa["load_rm"].inputs = {{"d0", {"addr_in"}, {"n * 64"}}};
-    CHECK(contains(isa.error(), "input 1 reads [64] from buffer 'd0' but parameter(0) is [128]"));
+    CHECK(contains(isa.error(), "semantics line 2 '%In1 = u8[`n * 128`] parameter(0)': parameter(0) is u8[n * 128], but input 1 "
+                                 "reads u8[n * 64] from buffer 'd0' (with every alpha = 1: [128] against [64])"));
   }
   SECTION("output element count differs from the output slice") {
     isa["mov"].outputs = {{"d1", {"addr_out"}, {"2 * n"}}};
-    CHECK(contains(isa.error(), "output 0 writes [2,64] to buffer 'd1' but the value is [1,64]"));
+    CHECK(contains(isa.error(), "the value is bf16[n,64], 64 elements, but output 0 writes bf16[2 * n,64] to buffer 'd1', 128 elements"));
   }
   SECTION("dot and transpose shapes") {
     isa["gemm"].semantics = R"(ENTRY gemm {
@@ -356,13 +359,13 @@ TEST_CASE("isa: broken descriptions name the instruction and the problem", "[isa
   %t = bf16[64, 32] transpose(%In2), dimensions={1,0}
   ROOT %Out0 = bf16[64, 64] dot(%In1, %In2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })";
-    CHECK(contains(isa.error(), "transpose result shape: expected [64,64], the statement says [64,32]"));
+    CHECK(contains(isa.error(), "transpose gives [64,64] from its operands, but the statement says [64,32]"));
     isa["gemm"].semantics = R"(ENTRY gemm {
   %In1 = bf16[64, 64] parameter(0)
   %In2 = bf16[64, 64] parameter(1)
   ROOT %Out0 = bf16[64, 64, 64] dot(%In1, %In2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })";
-    CHECK(contains(isa.error(), "dot result shape: expected [64,64]"));
+    CHECK(contains(isa.error(), "dot gives [64,64] from its operands"));
   }
   SECTION("elementwise dtype") {
     isa["mov"].semantics = "ENTRY mov {\n  %In1 = bf16[`n`, 64] parameter(0)\n  ROOT %Out0 = f32[`n`, 64] copy(%In1)\n}";
@@ -383,9 +386,43 @@ TEST_CASE("isa: broken descriptions name the instruction and the problem", "[isa
     isa.state.push_back({"mode", 0});
     CHECK(isa.error() == "");
   }
+  SECTION("every problem of an instruction at once, with the names it could have meant") {
+    isa["mov"].outputs = {{"d7", {"addr_out"}, {"n"}}};
+    isa["mov"].constraints = {"n >= 1", "n <= adr_out"};
+    const auto e = isa.error();
+    // Where the instruction's initializer ends in its header, then both problems.
+    CHECK(contains(e, "instruction 'mov' (qkv.hpp:"));
+    CHECK(contains(e, "2 problems: output 0 names an unknown buffer 'd7' (buffers: d0, d1, d2); constraint "
+                      "'n <= adr_out' mentions 'adr_out', which is neither an attribute of this instruction nor a "
+                      "state register (did you mean 'addr_out'? alpha: n; beta: addr_in, addr_out)"));
+  }
+  SECTION("a misspelt opcode gets a suggestion, the statement is quoted") {
+    isa["mov"].semantics = "ENTRY mov {\n  %In1 = bf16[`n`, 64] parameter(0)\n  ROOT %Out0 = bf16[`n`, 64] coppy(%In1)\n}";
+    CHECK(contains(isa.error(), "semantics line 3 'ROOT %Out0 = bf16[`n`, 64] coppy(%In1)': unknown opcode 'coppy' at "
+                                "column 30 (did you mean 'copy'?)"));
+  }
+  SECTION("a parameter whose shape disagrees with its slice is the statement blamed") {
+    // Written [64, n] where the slice gives [n, 64]: the copy using it is consistent with the
+    // parameter as written, the parameter is what is wrong.
+    isa["mov"].semantics = "ENTRY mov {\n  %In1 = bf16[64, `n`] parameter(0)\n  %t = bf16[`n`, 64] transpose(%In1), "
+                           "dimensions={1,0}\n  ROOT %Out0 = bf16[`n`, 64] copy(%t)\n}";
+    const auto e = isa.error();
+    CHECK(contains(e, "semantics line 2 '%In1 = bf16[64, `n`] parameter(0)': parameter(0) is bf16[64,n], but input 1 reads "
+                      "bf16[n,64] from buffer 'd2'"));
+    CHECK_FALSE(contains(e, "transpose"));
+  }
+  SECTION("messages are not cut short") {
+    isa["mov"].constraints = {"n >= 1", "n <= a_very_long_attribute_name_that_nobody_declared_anywhere_in_this_isa_header",
+                              "n <= another_very_long_attribute_name_that_nobody_declared_anywhere_in_this_header"};
+    const auto e = isa.error();
+    CHECK(e.size() > 240);
+    CHECK(contains(e, "mentions 'another_very_long_attribute_name_that_nobody_declared_anywhere_in_this_header'"));
+    CHECK(e.back() == ')');
+  }
   SECTION("duplicate instruction") {
     isa.instructions.push_back(isa.instructions[0]);
-    CHECK(contains(isa.error(), "instruction 'load_rm': instruction name declared twice"));
+    CHECK(contains(isa.error(), "instruction 'load_rm' (qkv.hpp:"));
+    CHECK(contains(isa.error(), "): instruction name declared twice"));
   }
   SECTION("ISA-level problems") {
     isa.buffers.push_back(act::isa::hbm("d9", 16));

@@ -28,12 +28,16 @@
 
 #include "act/alloc/allocate.hpp"
 #include "act/alloc/rematerialise.hpp"
+#include "act/codegen/compile.hpp"
 #include "act/codegen/cost_model.hpp"
 #include "act/codegen/options.hpp"
+#include "act/codegen/preflight.hpp"
 #include "act/codegen/statistics.hpp"
 #include "act/core/error.hpp"
+#include "act/hlo/inline.hpp"
 #include "act/hlo/module.hpp"
 #include "act/isa/description.hpp"
+#include "act/isa/validate.hpp"
 #include "act/select/search/group_explorer.hpp"
 #include "act/select/rules/rule_set.hpp"
 #include "act/hlo/evaluate.hpp"
@@ -301,33 +305,6 @@ class CandidateStream {
   bool timed_out_ = false;
 };
 
-// The chosen program and how it was found.
-struct CompileResult {
-  sim::Program program;
-  double cost = 0;
-  Statistics statistics;
-  select::PiiGraph graph;        // the chosen pii graph
-  alloc::Schedule schedule;
-  alloc::Assignment assignment;
-  sim::KernelImage image;        // where the kernel's inputs, outputs and constants live in HBM
-  std::string dot;               // Graphviz of the chosen pii graph, allocated
-
-  // How often `instruction` occurs in the program.
-  std::size_t count(std::string_view instruction) const {
-    return static_cast<std::size_t>(std::count_if(program.instructions.begin(), program.instructions.end(),
-                                                  [&](const sim::ConcreteInstruction& ci) { return ci.name == instruction; }));
-  }
-};
-
-// compile() without the exception: `result` is empty when no program was found, and `message`
-// then says what was tried.
-struct CompileOutcome {
-  std::optional<CompileResult> result;
-  std::string message;
-  Statistics statistics;
-  explicit operator bool() const { return result.has_value(); }
-};
-
 namespace backend_detail {
 
 inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaView& isa, const Options& options,
@@ -441,35 +418,24 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
 
 }  // namespace backend_detail
 
-// The backend for the accelerator described by `Isa` (a struct as in isa/qkv.hpp). Stateless:
-// everything a compile builds lives in its CandidateStream.
+// Inlines calls, refuses what preflight refuses, checks a run-time ISA, then Fig. 12a.
+#if ACT_DEFINES_IMPLEMENTATION
+ACT_API CompileOutcome compile_kernel(const hlo::Module& kernel, const isa::IsaView& isa, const Options& options) {
+  isa::check(isa);  // a description built at run time has not been through the compile-time check
+  const hlo::Module inlined = hlo::inline_calls(kernel);
+  if (std::optional<std::string> refusal = preflight(inlined, isa)) {
+    CompileOutcome outcome;
+    outcome.message = std::move(*refusal);
+    outcome.refused = true;
+    return outcome;
+  }
+  return backend_detail::compile(inlined, isa, options);
+}
+#endif
+
 template <class Isa>
-class Backend {
- public:
-  static constexpr isa::IsaView isa() { return isa::view<Isa>(); }
-
-  // Every program for the kernel, lazily (range-for or next()). Throws Error(Unsupported) when
-  // the kernel is outside the tensor language.
-  CandidateStream enumerate(const hlo::Module& kernel, const Options& options = {}) const {
-    return CandidateStream(kernel, isa(), options);
-  }
-
-  // The cheapest program found (by options.cost_model); Error(NoProgram) saying what was tried
-  // when there is none within the budget.
-  CompileResult compile(const hlo::Module& kernel, const Options& options = {}) const {
-    CompileOutcome outcome = try_compile(kernel, options);
-    if (!outcome) throw Error(ErrorKind::NoProgram, outcome.message);
-    return std::move(*outcome.result);
-  }
-
-  CompileOutcome try_compile(const hlo::Module& kernel, const Options& options = {}) const {
-    return backend_detail::compile(kernel, isa(), options);
-  }
-};
+CandidateStream Backend<Isa>::enumerate(const hlo::Module& kernel, const Options& options) const {
+  return CandidateStream(kernel, isa(), options);
+}
 
 }  // namespace act::codegen
-
-namespace act {
-using codegen::Backend;
-using codegen::CompileResult;
-}  // namespace act

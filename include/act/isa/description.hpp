@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <source_location>
 #include <span>
 #include <string_view>
 
@@ -95,6 +96,9 @@ struct Instruction {
   List<StateUpdate, kMaxUpdates> updates{};
   std::string_view semantics{};  // `ENTRY name { ... }`
   std::string_view cost = "1"; // expression over alpha, for the default cost model
+  // Where the initializer of this instruction ends (filled in by the compiler), so validation
+  // messages can point into the ISA header.
+  std::source_location where = std::source_location::current();
 };
 
 // An assembler macro and the hardware instructions it stands for (isa/expansion.hpp).
@@ -168,8 +172,10 @@ concept HasExpansions = requires { Isa::expansions; };
 template <class Isa>
 concept HasCMapping = requires { { Isa::c_mapping } -> std::convertible_to<const CMapping*>; };
 
+// The description without validating it, for the validator itself. Everyone else calls
+// act::isa::view<Isa>() (isa/validate.hpp), which validates the description while it compiles.
 template <class Isa>
-constexpr IsaView view() {
+constexpr IsaView unchecked_view() {
   IsaView v{Isa::name, std::span<const Buffer>(Isa::buffers), {}, std::span<const Instruction>(Isa::instructions)};
   if constexpr (HasState<Isa>) v.state = std::span<const StateRegister>(Isa::state);
   if constexpr (HasCMapping<Isa>) v.c_mapping = Isa::c_mapping;

@@ -1,17 +1,112 @@
-// Why extraction finds no pii graph: the operations no instruction computes, and whether a
-// deeper output split might help (search/group_explorer.hpp), read off a RequestGraph.
+// Why extraction finds no pii graph: the operations no instruction computes, the IR->ISA rule
+// that came closest and the precondition it missed, and whether a deeper output split might
+// help (search/group_explorer.hpp), read off a RequestGraph.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "act/select/rules/isa/alpha_solver.hpp"
+#include "act/select/rules/isa/rule_info.hpp"
+#include "act/select/rules/isa_rules.hpp"
 #include "act/select/search/request_graph.hpp"
 
 namespace act::select {
+
+// The IR->ISA rule that came closest to producing a value the search could not produce, and the
+// precondition it missed -- what to change in the kernel or the ISA. The rules are generated
+// again from the ISA (in a copy of the selection context), and each one's searcher is matched,
+// without its condition, at the classes in question; a match is as close as the preconditions
+// it meets before the first it misses (type checks, dims, constraints, beta, then inputs that
+// can be produced in the buffers the instruction reads). Only for diagnosis: it costs one
+// generation of the rules.
+class NearestRule {
+ public:
+  struct Miss {
+    std::size_t rule = 0;
+    std::uint32_t cls = 0;  // dense class the rule matched
+    std::size_t held = 0;   // preconditions met before the one missed
+    std::string reason;
+    std::optional<RequestGraph::Request> unmet_input;  // an input that cannot be produced where it is read
+  };
+
+  explicit NearestRule(const RequestGraph& requests) : requests_(requests), context_(requests.context()) {
+    rules_ = isa_rules(context_);
+  }
+
+  // The closest miss among the rules whose instruction writes `buffer` (any buffer when < 0),
+  // matched at `classes` (dense ids, earlier ones preferred on ties).
+  std::optional<Miss> find(const std::vector<std::uint32_t>& classes, int buffer) const {
+    std::optional<Miss> best;
+    for (const std::uint32_t c : classes)
+      for (std::size_t r = 0; r < rules_.rules.size(); ++r) {
+        const IsaRuleInfo& info = *rules_.infos[r];
+        const isa::Instruction& inst = context_.isa.instructions[info.instruction];
+        if (buffer >= 0 && (inst.outputs.empty() || context_.isa.buffer_index(inst.outputs[0].buffer) != buffer)) continue;
+        std::size_t matches = 0;
+        rules_.rules[r].searcher().search_class(requests_.graph(), requests_.eclass(c), [&](egraph::Id, const egraph::Subst& s) {
+          if (std::optional<Miss> m = judge(r, c, s); m && (!best || m->held > best->held)) best = std::move(m);
+          return ++matches < kMatchesPerClass;
+        });
+      }
+    return best;
+  }
+
+  // "matmul at class 12 (s32[8,16]): input 2 (s8[16,16], class 9) cannot be produced in buffer
+  // 'weights' (written by read_weight)"
+  std::string describe(const Miss& m) const {
+    return fmt::format("{} at class {} ({}): {}", rules_.infos[m.rule]->name, requests_.eclass(m.cls), type_of(m.cls), m.reason);
+  }
+
+ private:
+  static constexpr std::size_t kMatchesPerClass = 16;
+
+  std::string type_of(std::uint32_t dense_class) const {
+    return to_string(requests_.graph().data(requests_.eclass(dense_class)).type);
+  }
+
+  // How close one match of rule r at class c comes; nothing when it meets every precondition
+  // (then some other reason keeps its pii node out, and it is no miss).
+  std::optional<Miss> judge(std::size_t r, std::uint32_t c, const egraph::Subst& s) const {
+    const IsaRuleInfo& info = *rules_.infos[r];
+    const isa::Instruction& inst = context_.isa.instructions[info.instruction];
+    Miss miss{r, c, 0, {}, {}};
+    isa_rule_detail::AlphaMiss why;
+    const auto alpha = isa_rule_detail::solve_alpha(info, context_, inst, requests_.graph(), requests_.eclass(c), s, 0, &why);
+    miss.held = why.held;
+    if (!alpha) {
+      miss.reason = std::move(why.reason);
+      return miss;
+    }
+    const IsaPatternVariant& primary = info.variants.front();
+    for (std::size_t k = 0; k < inst.inputs.size() && k < info.inputs.size(); ++k) {
+      if (k < primary.bindings.size() && primary.bindings[k].source != InputSource::Matched) continue;
+      const std::uint32_t input = requests_.dense(requests_.graph().find(s[info.inputs[k]]));
+      const int buffer = context_.isa.buffer_index(inst.inputs[k].buffer);
+      if (buffer >= 0 && !requests_.producible(requests_.key({input, buffer}))) {
+        std::vector<std::string_view> writers;
+        for (const isa::Instruction& w : context_.isa.instructions)
+          if (!w.outputs.empty() && w.outputs[0].buffer == inst.inputs[k].buffer) writers.push_back(w.name);
+        miss.reason = fmt::format("input {} ({}, class {}) cannot be produced in buffer '{}' (written by {})", k + 1,
+                                  type_of(input), requests_.eclass(input), inst.inputs[k].buffer,
+                                  writers.empty() ? std::string("no instruction") : fmt::format("{}", fmt::join(writers, ", ")));
+        miss.unmet_input = RequestGraph::Request{input, buffer};
+        return miss;
+      }
+      ++miss.held;
+    }
+    return std::nullopt;
+  }
+
+  const RequestGraph& requests_;
+  SelectionContext context_;  // a copy: generating rules interns attributes and constants
+  IsaRuleSet rules_;
+};
 
 inline bool is_data_movement(hlo::Opcode op) {
   switch (op) {
@@ -31,8 +126,12 @@ inline bool is_data_movement(hlo::Opcode op) {
 // all be produced somewhere while the operation itself cannot (breadth-first from the root, at
 // most `max_blockers` per root, computations before data movement). E.g. "root 0 (u8[16384])
 // cannot be produced in d0; no instruction computes: u8[64,64,4] reshape(u8[16384]) [class 1]".
+// Then the rule that came closest to producing the root or one of those classes, the
+// precondition it missed, and, when that is an input the rule's instruction cannot get into
+// the buffer it reads, the rule that came closest to putting it there (NearestRule).
 inline std::string explain_unmet_roots(const RequestGraph& requests, std::size_t max_blockers = 4) {
   using Request = RequestGraph::Request;
+  std::optional<NearestRule> nearest;
   std::string out;
   for (std::size_t r = 0; r < requests.roots().size(); ++r) {
     const Request root = requests.roots()[r];
@@ -78,6 +177,19 @@ inline std::string explain_unmet_roots(const RequestGraph& requests, std::size_t
     std::vector<std::string> blockers = std::move(computations);
     for (std::size_t k = 0; blockers.size() < max_blockers && k < movements.size(); ++k) blockers.push_back(movements[k]);
     if (!blockers.empty()) out += fmt::format("; no instruction computes: {}", fmt::join(blockers, "; "));
+
+    if (!nearest) nearest.emplace(requests);
+    std::optional<NearestRule::Miss> miss = nearest->find({root.cls}, root.buffer);
+    std::vector<std::uint32_t> unproducible;
+    for (const std::uint32_t c : queue)
+      if (!requests.producible_somewhere(c)) unproducible.push_back(c);
+    if (std::optional<NearestRule::Miss> inner = nearest->find(unproducible, -1); inner && (!miss || inner->held > miss->held))
+      miss = std::move(inner);
+    if (!miss) continue;
+    out += fmt::format("; nearest rule: {}", nearest->describe(*miss));
+    if (miss->unmet_input)
+      if (const auto there = nearest->find({miss->unmet_input->cls}, miss->unmet_input->buffer))
+        out += fmt::format("; nearest rule for that input: {}", nearest->describe(*there));
   }
   return out;
 }

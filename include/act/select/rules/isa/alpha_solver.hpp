@@ -12,8 +12,11 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include <z3++.h>
 
+#include "act/core/shape.hpp"
 #include "act/isa/description.hpp"
 #include "act/select/rules/isa/rule_info.hpp"
 #include "act/sym/expr.hpp"
@@ -53,31 +56,64 @@ inline bool beta_satisfiable(const IsaRuleInfo& info, const SelectionContext& co
   return ok;
 }
 
-// The alpha values this match implies, if it is a valid use of the instruction.
+// Why a match is not a valid use of the instruction, for "no program" diagnosis
+// (search/diagnosis.hpp): the first precondition that failed, and how many held before it.
+struct AlphaMiss {
+  std::string reason;
+  std::size_t held = 0;  // preconditions that held: type checks, dims, constraints, beta
+};
+
+// The alpha values this match implies, if it is a valid use of the instruction. With `why`,
+// also says which precondition failed (the search passes none: its path stays as cheap).
 inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& info, const SelectionContext& context,
                                                             const isa::Instruction& inst, const TensorGraph& g, Id cls,
-                                                            const egraph::Subst& s, std::size_t variant = 0) {
+                                                            const egraph::Subst& s, std::size_t variant = 0,
+                                                            AlphaMiss* why = nullptr) {
   (void)cls;
+  // Failures are only put into words when asked for: the search calls this for every match.
+  const auto miss = [why](const auto& explain) -> std::optional<std::vector<std::int64_t>> {
+    if (why) why->reason = explain();
+    return std::nullopt;
+  };
+  const auto held = [why] {
+    if (why) ++why->held;
+  };
   const std::vector<TypeCheck>& checks = variant < info.variants.size() ? info.variants[variant].checks : info.checks;
   std::vector<std::optional<std::int64_t>> alpha(inst.alpha.size());
+  const auto written = [&](const TypeCheck& c) {
+    std::vector<std::string> dims;
+    for (const SymbolicDim& d : c.dims) dims.push_back(d.literal >= 0 ? std::to_string(d.literal) : d.text);
+    return fmt::format("{}[{}]", name(c.dtype), fmt::join(dims, ","));
+  };
   for (const TypeCheck& c : checks) {
     const Shape& type = g.data(c.is_capture ? g.find(s[c.slot]) : s[c.slot]).type;
-    if (type.is_tuple || type.dtype != c.dtype || type.dims.size() != c.dims.size()) return std::nullopt;
+    if (type.is_tuple || type.dtype != c.dtype || type.dims.size() != c.dims.size())
+      return miss([&] { return fmt::format("'{}' is {}, the semantics need {}", c.node, to_string(type), written(c)); });
     for (std::size_t d = 0; d < c.dims.size(); ++d) {
       const SymbolicDim& sd = c.dims[d];
       if (sd.literal >= 0) {
-        if (type.dims[d] != sd.literal) return std::nullopt;
+        if (type.dims[d] != sd.literal)
+          return miss([&] {
+            return fmt::format("'{}' is {}, the semantics need {} (dim {} must be {})", c.node, to_string(type), written(c), d,
+                               sd.literal);
+          });
       } else if (sd.alpha >= 0) {
         auto& slot = alpha[static_cast<std::size_t>(sd.alpha)];
-        if (slot && *slot != type.dims[d]) return std::nullopt;
+        if (slot && *slot != type.dims[d])
+          return miss([&] {
+            const std::string_view a = inst.alpha[static_cast<std::size_t>(sd.alpha)];
+            return fmt::format("'{}' is {}, so {} = {}, but an earlier value gives {} = {}", c.node, to_string(type), a,
+                               type.dims[d], a, *slot);
+          });
         slot = type.dims[d];
       }
     }
+    held();
   }
   sym::Bindings bindings;
   std::vector<std::int64_t> values;
   for (std::size_t a = 0; a < alpha.size(); ++a) {
-    if (!alpha[a]) return std::nullopt;
+    if (!alpha[a]) return miss([&] { return fmt::format("no matched shape determines {}", inst.alpha[a]); });
     bindings.set(inst.alpha[a], *alpha[a]);
     values.push_back(*alpha[a]);
   }
@@ -87,14 +123,31 @@ inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& i
       const SymbolicDim& sd = c.dims[d];
       if (sd.literal >= 0 || sd.alpha >= 0) continue;
       const auto r = sym::try_evaluate(sym::parse(sd.text), bindings);
-      if (!r.ok() || r.value != type.dims[d]) return std::nullopt;
+      if (!r.ok() || r.value != type.dims[d])
+        return miss([&] {
+          return fmt::format("'{}' is {}, the semantics need {} (dim {}: {} = {})", c.node, to_string(type), written(c), d,
+                             sd.text, r.ok() ? std::to_string(r.value) : std::string(r.error));
+        });
+      held();
     }
   }
+  const auto alpha_text = [&] {
+    std::vector<std::string> parts;
+    for (std::size_t a = 0; a < values.size(); ++a) parts.push_back(fmt::format("{} = {}", inst.alpha[a], values[a]));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  };
   for (const std::string& constraint : info.alpha_constraints) {
     const auto r = sym::try_evaluate(sym::parse(constraint), bindings);
-    if (!r.ok() || r.value == 0) return std::nullopt;
+    if (!r.ok() || r.value == 0)
+      return miss([&] { return fmt::format("constraint '{}' does not hold for {}", constraint, alpha_text()); });
+    held();
   }
-  if (!beta_satisfiable(info, context, inst, values)) return std::nullopt;
+  if (!beta_satisfiable(info, context, inst, values))
+    return miss([&] {
+      return fmt::format("no addressing attributes within the buffers satisfy '{}' for {}",
+                         fmt::join(info.beta_constraints, "', '"), alpha_text());
+    });
+  held();
   return values;
 }
 

@@ -1,0 +1,2 @@
+// Compile cost of the public header alone (scripts/measure-compile-cost.sh: -fsyntax-only).
+#include <act/act.hpp>

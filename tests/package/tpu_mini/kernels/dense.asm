@@ -1,0 +1,6 @@
+# dense, written by hand: x at 0, w at 128, y at 384 (regions aligned to 64 bytes)
+read(n = 8, hbm_addr = 0, unb_addr = 0)
+read_weight(hbm_addr = 128)
+matmul(n = 8, unb_addr = 0, acc_addr = 0)
+activate(n = 8, acc_addr = 0, unb_addr = 8)
+write(n = 8, unb_addr = 8, hbm_addr = 384)
