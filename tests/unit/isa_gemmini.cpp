@@ -46,6 +46,10 @@ const isa::IsaView kHw = isa::view<isa::GemminiHw>();
 const isa::IsaView kPlus = isa::view<isa::GemminiPlus>();
 
 std::string example(const std::string& name) { return std::string(ACT_SOURCE_DIR) + "/examples/kernels/gemmini/" + name; }
+// The artifact's tiled matmul, the golden replays' kernel (test data: act does not compile it yet).
+std::string golden_kernel(int iterations) {
+  return std::string(ACT_SOURCE_DIR) + "/tests/data/gemmini/tiled_matmul_" + std::to_string(iterations) + ".hlo";
+}
 std::string swlib(const std::string& name) { return std::string(ACT_SHARED_DIR) + "/kernels/gemmini-act/swlib/" + name + ".hlo"; }
 
 Machine run(const isa::IsaView& isa, const std::string& text, const std::function<void(Machine&)>& setup = {}) {
@@ -407,7 +411,7 @@ TEST_CASE("gemmini_hw: golden replays of the artifact's tiled matmul (Spike outp
 
 TEST_CASE("gemmini_hw: Spike's outputs are the kernel's, and the replays verify on random data", "[isa][gemmini_hw][golden]") {
   for (int I : {1, 2, 4, 8}) {
-    const hlo::Module kernel = testing::load_kernel(example(fmt::format("tiled_matmul_{}.hlo", I)));
+    const hlo::Module kernel = testing::load_kernel(golden_kernel(I));
     // The reference interpreter on the golden inputs gives Spike's C.
     const auto golden = read_golden(I);
     auto literal = [](const std::vector<std::int64_t>& values, std::int64_t rows) {
@@ -487,7 +491,7 @@ TEST_CASE("gemmini_hw: expand_macros follows the state and drops configurations 
 }
 
 TEST_CASE("gemmini_hw: the tiled matmul as macros verifies, and so does its expansion", "[isa][gemmini_hw][expand]") {
-  const hlo::Module kernel = testing::load_kernel(example("tiled_matmul_2.hlo"));
+  const hlo::Module kernel = testing::load_kernel(golden_kernel(2));
   const Program macros = parse_program(
       "mvin_spad(tiles = 1, stride = 16, hbm_addr = 0, sp_addr = 0)\n"
       "mvin_spad(tiles = 1, stride = 16, hbm_addr = 256, sp_addr = 16)\n"

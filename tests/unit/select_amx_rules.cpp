@@ -629,9 +629,15 @@ TEST_CASE("split sizes come from the ISA's semantics: rows a vector instruction 
 // M = 48 needs three 16-row tiles: the split axioms cut at the sizes the ISA's tiles take
 // (select/rules/split_sizes.hpp), not at halves, which never reach 16 + 16 + 16.
 TEST_CASE("AMX: the int8 GEMM family compiles to one tdpbusd per output tile, M = 48 included", "[amx]") {
-  for (const int m : {16, 32, 48, 64})
-    for (const int n : {32, 64}) {
-      const std::string file = "int8_gemm_m" + std::to_string(m) + "_n" + std::to_string(n);
+  struct Gemm {
+    const char* file;
+    int m, n;
+  };
+  for (const Gemm g : {Gemm{"int8_gemm_m16_n32", 16, 32}, Gemm{"int8_gemm_m16_n64", 16, 64}, Gemm{"int8_gemm_m32_n32", 32, 32},
+                       Gemm{"int8_gemm_m32_n64", 32, 64}, Gemm{"int8_gemm_m48_n32", 48, 32}, Gemm{"int8_gemm_m48_n64", 48, 64},
+                       Gemm{"int8_gemm_m64_n32", 64, 32}, Gemm{"int8_gemm_m64_n64", 64, 64}}) {
+      const std::string file = g.file;
+      const int m = g.m, n = g.n;
       INFO(file);
       auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/" + file + ".hlo", first_candidate());
       ACT_REQUIRE_VERIFIED(r);
@@ -646,9 +652,9 @@ TEST_CASE("AMX: the int8 GEMM family compiles to one tdpbusd per output tile, M 
 // ---- K5 (issue 5): each half alone, and the whole kernel (its halves explored as output groups) ----
 
 TEST_CASE("AVX-512: K5's AVX half converts clamped floats to u8 with vcvttps2dq + vpmovusdbx", "[amx][paper]") {
-  for (int rows : {2, 3, 4}) {
-    INFO("rows " << rows);
-    auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/k5_avx_rows" + std::to_string(rows) + ".hlo", first_candidate());
+  for (const auto& [file, rows] : {std::pair{"k5_avx_rows2", 2}, std::pair{"k5_avx_rows3", 3}, std::pair{"k5_avx_rows4", 4}}) {
+    INFO(file);
+    auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/" + file + ".hlo", first_candidate());
     ACT_REQUIRE_VERIFIED(r);
     CHECK(r.count("vcvttps2dq") == static_cast<std::size_t>(rows));
     CHECK(r.count("vpmovusdbx") == static_cast<std::size_t>(rows));  // one 16-byte store per row
