@@ -624,6 +624,17 @@ TEST_CASE("split sizes come from the ISA's semantics: rows a vector instruction 
   CHECK_FALSE(select::SplitSizes().split_point(SplitRole::Rows, DType::f32, 7, hlo::Opcode::Multiply).has_value());
 }
 
+// The identity axioms (x -> dot(x, I), transpose / reverse / negate as dots) introduce an n x n
+// constant only where an ISA dot contracts n whole (issue 14: a QKV bf16[2048,64] dot once built
+// a 2048 x 2048 identity).
+TEST_CASE("introduced identities stop at the largest contracting extent of the ISA's dots") {
+  const select::SplitSizes qkv(isa::find_view("qkv"));
+  CHECK(qkv.contracting_fits(DType::bf16, 64));
+  CHECK_FALSE(qkv.contracting_fits(DType::bf16, 128));
+  CHECK_FALSE(qkv.contracting_fits(DType::bf16, 2048));
+  CHECK(select::SplitSizes().contracting_fits(DType::f32, 4096));  // no ISA: any size
+}
+
 // The shipped int8 GEMM family u8[M,64] x s8[N,64]{T(16,4)} -> s32[M,N]{T(16,16)}: one
 // tilezero + tdpbusd + tilestored per 16x16 output tile and each A and B row block loaded once.
 // M = 48 needs three 16-row tiles: the split axioms cut at the sizes the ISA's tiles take

@@ -324,10 +324,45 @@ std::map<std::string, Generator> generators() {
   m["slice-of-reshape"] = [](Instance& s, const AxiomInfo&) {
     const Id x = s.leaf(s.dtype(), {s.pick(2, 6), 2, s.pick(1, 3)});
     const Dims d = s.type(x).dims;
+    if (s.coin()) {  // x flattened; a block of x (rows of one dim inside one index of the dims before), or a near miss
+      const std::int64_t n = d[0] * d[1] * d[2];
+      const Id flat = s.reshape(x, {n});
+      std::int64_t start = s.pick(0, n - 1), limit = s.pick(start + 1, n);
+      if (s.coin()) {
+        const auto k = static_cast<std::size_t>(s.pick(0, 2));
+        std::int64_t inner = 1, outer = 1;
+        for (std::size_t j = k + 1; j < 3; ++j) inner *= d[j];
+        for (std::size_t j = 0; j < k; ++j) outer *= d[j];
+        const std::int64_t prefix = s.pick(0, outer - 1), lo = s.pick(0, d[k] - 1), hi = s.pick(lo + 1, d[k]);
+        start = (prefix * d[k] + lo) * inner;
+        limit = (prefix * d[k] + hi) * inner;
+      }
+      s.slice(flat, {{start, limit, 1}});
+      return;
+    }
     const Id r = s.reshape(x, {d[0], d[1] * d[2]});
     auto rr = axiom_detail::full_ranges(s.type(r).dims);
     rr[0] = s.range(d[0]);
     s.slice(r, rr);
+  };
+  m["slice-of-narrowing-bitcast"] = [](Instance& s, const AxiomInfo&) {
+    // bf16/s32/f32 → bytes (or f32 → bf16 halves); rows sliced, or a near miss (a column cut).
+    const DType from = s.coin() ? DType::bf16 : (s.coin() ? DType::s32 : DType::f32);
+    const DType to = from == DType::f32 && s.coin() ? DType::bf16 : DType::u8;
+    const Id y = s.unary(Opcode::BitcastConvert, s.leaf(from, s.dims(2, 1, 5)), to);
+    const Dims d = s.type(y).dims;
+    auto r = s.ranges(d);
+    if (s.pick(0, 3) != 0)  // a row block: every dim after the first whole
+      for (std::size_t k = 1; k < d.size(); ++k) r[k] = {0, d[k], 1};
+    s.slice(y, r);
+  };
+  m["slice-of-widening-bitcast"] = [](Instance& s, const AxiomInfo&) {
+    // A leaf is bitcast-convert(reshape(bytes)): slicing it slices its bytes' rows.
+    const Id x = s.leaf(s.dtype(), s.dims(2, 1, 5));
+    const Dims d = s.type(x).dims;
+    auto r = s.ranges(d);
+    if (s.pick(0, 3) != 0) r[1] = {0, d[1], 1};  // a row block, or a near miss (a column cut)
+    s.slice(x, r);
   };
   m["slice-of-broadcast"] = [](Instance& s, const AxiomInfo&) {
     // Sometimes a size-1 operand dim that the broadcast repeats (XLA broadcast-in-dim).

@@ -245,6 +245,28 @@ TEST_CASE("soak records which limit ended each compile that found nothing", "[so
   CHECK(r.to_json("qkv", o).find("\"limit\": \"rewriting: node limit\"") != std::string::npos);
 }
 
+TEST_CASE("a deterministic soak compiles on work limits and calls the clock a safety net", "[soak]") {
+  bool saw_deterministic = false;
+  testing::SoakCompiler nothing = [&](const hlo::Module&, const codegen::Options& c) {
+    saw_deterministic = c.deterministic;
+    codegen::CompileOutcome o;
+    o.message = "no program";
+    o.statistics.stop = codegen::StopReason::Timeout;
+    return o;
+  };
+  testing::SoakOptions o;
+  o.kernels = 1;
+  o.seed = 5;
+  o.deterministic = true;
+  o.shrink_steps = 0;
+  o.kernel.max_nodes = 10;
+  const testing::SoakResult r = testing::soak(kQkv, nothing, o);
+  CHECK(saw_deterministic);
+  REQUIRE(r.failures.size() == 1);
+  CHECK(r.failures[0].limit == "wall-clock safety net");
+  CHECK(r.to_json("qkv", o).find("\"deterministic\": true") != std::string::npos);
+}
+
 TEST_CASE("soak on QKV: lifted programs that compile also verify", "[soak][qkv]") {
   testing::SoakOptions o;
   o.mode = testing::SoakMode::Complete;

@@ -48,7 +48,7 @@ inline constexpr Command kCommands[] = {
     {"rules", "--isa NAME", "print the rewrite rules phase 1 uses for the ISA (generated IR->ISA, identity, kept axioms)",
      run_rules},
     {"soak",
-     "--isa NAME [--kernels N] [--seed S] [--mode sound|complete] [-j J] [--timeout S] [--save DIR] [--json] [--trials N] "
+     "--isa NAME [--kernels N] [--seed S] [--mode sound|complete] [-j J] [--timeout S] [--deterministic] [--save DIR] [--json] [--trials N] "
      "[--max-nodes N] [--shrink-steps N] [--start I] [--print-kernels] [--hang S] [--quiet]",
      "compile random kernels (sound) or lifted random programs (complete) and verify them; exit 1 on a miscompile or, in "
      "complete mode, a kernel without a program", run_soak},

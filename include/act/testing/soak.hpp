@@ -85,6 +85,10 @@ struct SoakOptions {
   std::uint64_t seed = 0;
   int jobs = 1;
   double timeout_seconds = 5;
+  // Compiles stop on work limits only (codegen::Options::deterministic: the termination
+  // heuristic counts candidates; rewriting, extraction and schedules are bounded by counts), so
+  // outcomes do not depend on machine load; the timeout becomes a safety net, reported as such.
+  bool deterministic = false;
   int verify_trials = 3;
   std::optional<std::filesystem::path> save;  // where failures go
   int shrink_steps = 60;                      // compiles the shrinker may spend per failure
@@ -145,10 +149,10 @@ struct SoakResult {
 
   std::string to_json(std::string_view isa, const SoakOptions& o) const {
     std::string out = fmt::format(
-        "{{\"isa\": {}, \"mode\": \"{}\", \"seed\": {}, \"kernels\": {}, \"jobs\": {}, \"timeout\": {}, \"seconds\": {:.3f}, \"slowest\": {{\"index\": {}, \"seconds\": {:.3f}}},\n"
+        "{{\"isa\": {}, \"mode\": \"{}\", \"seed\": {}, \"kernels\": {}, \"jobs\": {}, \"timeout\": {}, \"deterministic\": {}, \"seconds\": {:.3f}, \"slowest\": {{\"index\": {}, \"seconds\": {:.3f}}},\n"
         " \"counts\": {{\"generated\": {}, \"compiled\": {}, \"verified\": {}, \"miscompiled\": {}, \"not_found\": {}, "
         "\"timed_out\": {}, \"rejected\": {}}},\n \"failures\": [",
-        sim::formats_detail::json_string(isa), o.mode == SoakMode::Sound ? "sound" : "complete", o.seed, o.kernels, o.jobs, o.timeout_seconds, seconds, slowest_index, slowest_seconds,
+        sim::formats_detail::json_string(isa), o.mode == SoakMode::Sound ? "sound" : "complete", o.seed, o.kernels, o.jobs, o.timeout_seconds, o.deterministic, seconds, slowest_index, slowest_seconds,
         counts.generated, counts.compiled, counts.verified, counts.miscompiled, counts.not_found, counts.timed_out, counts.rejected);
     for (std::size_t i = 0; i < failures.size(); ++i) {
       const auto& f = failures[i];
@@ -245,12 +249,13 @@ inline Generated generate(const isa::IsaView& isa, const KernelTraits& traits, s
 inline codegen::Options compile_options(const SoakOptions& o) {
   codegen::Options c;
   c.timeout = std::chrono::duration<double>(o.timeout_seconds);
+  c.deterministic = o.deterministic;
   return c;
 }
 
 // Which limit ended a compile that produced no program (SoakRecord::limit).
-inline std::string limit_of(const codegen::Statistics& s) {
-  if (s.stop == codegen::StopReason::Timeout) return "wall-clock timeout";
+inline std::string limit_of(const codegen::Statistics& s, bool deterministic = false) {
+  if (s.stop == codegen::StopReason::Timeout) return deterministic ? "wall-clock safety net" : "wall-clock timeout";
   if (s.saturated) return "search exhausted (saturated e-graph)";
   if (!s.rewrite_stop.empty()) return fmt::format("rewriting: {}", s.rewrite_stop);
   return "search exhausted";
@@ -270,7 +275,7 @@ inline SoakOutcome classify(const hlo::Module& kernel, const isa::IsaView& isa, 
   }
   if (!outcome) {
     message = outcome.message;
-    if (limit) *limit = limit_of(outcome.statistics);
+    if (limit) *limit = limit_of(outcome.statistics, o.deterministic);
     return outcome.statistics.stop == codegen::StopReason::Timeout ? SoakOutcome::TimedOut : SoakOutcome::NotFound;
   }
   program = outcome.result->program;

@@ -35,6 +35,10 @@ inline int run_soak(Args& args, Context& context) {
   else if (*mode == "complete") options.mode = testing::SoakMode::Complete;
   else throw UsageError{fmt::format("--mode must be sound or complete, got '{}'", *mode)};
   if (const auto seconds = args.seconds_option("--timeout")) options.timeout_seconds = *seconds;
+  // --deterministic: compiles end on work limits (candidate counts, rewrite rounds, e-nodes,
+  // extraction budget, schedules), the same on a busy machine as on a quiet one; --timeout is
+  // then a safety net (give it room: compiles take longer than the default clock would allow).
+  options.deterministic = args.flag("--deterministic");
   if (const auto save = args.option("--save")) options.save = std::string(*save);
   // --hang S: each kernel in a child process killed after S seconds (a safety net against a
   // compile that ignores its timeout; leave the shrinker time, e.g. 10 x timeout + 5). Default

@@ -239,7 +239,11 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   // s32[16,32] stays at 4 levels: 5 grew its e-graph past the point where K2 compiles.
   // `deeper_split` adds levels: the group explorer retries with it when an enumeration ends
   // without any pii graph (f32[16,32]{T(16,16)} needs 64-byte rows, 5 levels).
-  if (result.reorders_bytes || has_tile_unit(context.isa))
+  // Row-major outputs on row-unit ISAs are split only on a retry (deeper_split > 0, from 4
+  // levels): an output larger than any one store writes (QKV: 256 rows, store_rm takes 128)
+  // is written piece by piece, and no axiom cuts an output's bytes.
+  const bool split_first = result.reorders_bytes || has_tile_unit(context.isa);
+  if (split_first || deeper_split > 0)
     for (std::size_t k = 0; k < result.roots.size(); ++k) {
       const std::size_t r = result.outputs[k];
       const hlo::Instruction& producer =
@@ -251,6 +255,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
       while (depth < 10 && (std::int64_t{1} << depth) < rows) ++depth;
       if (producer.opcode == Opcode::Concatenate && producer.dimensions == std::vector<std::int64_t>{0})
         while (depth < 10 && producer.operands.size() % (std::size_t{1} << (depth + 1)) == 0) ++depth;
+      if (!split_first) depth = 3;
       const std::int64_t smallest = init_detail::split_bytes(b, result.roots[k], depth + deeper_split);
       if (result.smallest_output_piece == 0 || smallest < result.smallest_output_piece) result.smallest_output_piece = smallest;
     }

@@ -235,6 +235,10 @@ struct SelectionContext {
   // Constant ids of the patterned constants rules build (identity, ones, zeros ...), by
   // "kind:dtype[dims]": building and interning a 64x64 literal per match dominated rewriting.
   std::map<std::string, std::int64_t> patterned_constants;
+  // This context serves a retry that splits into row pieces an output module 1 first left
+  // whole (GroupExplorer, row-unit ISAs). Then the axioms that move a slice through a
+  // flattening reshape or a byte bitcast act too (axioms/slicing.hpp).
+  bool row_piece_retry = false;
 
   const NodeAttributes& attributes_of(const TensorOp& op) const { return attributes[op.attributes]; }
 };

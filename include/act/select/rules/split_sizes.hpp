@@ -68,6 +68,17 @@ class SplitSizes {
     return *std::prev(below);
   }
 
+  // Whether an introduced square constant of extent n (the identity of x -> dot(x, I)) can be
+  // an operand of some instruction's dot of element type t as it is: n at most the largest
+  // contracting extent. A larger one only ever reaches an instruction after the dot is split, and
+  // splitting would build n x n literals for what the same axiom offers on the value's slices.
+  // No ISA, or an ISA whose dots record no extent: any n.
+  bool contracting_fits(DType t, std::int64_t n) const {
+    if (unconstrained_) return true;
+    const std::set<std::int64_t> s = extents_for(SplitRole::DotContracting, t, hlo::Opcode::Copy, 1);
+    return s.empty() || n <= *s.rbegin();
+  }
+
   // The extents recorded for a role (tests and `act rules`).
   std::vector<std::int64_t> sizes(SplitRole role, DType t, hlo::Opcode opcode = hlo::Opcode::Copy, std::size_t rank = 1) const {
     const std::set<std::int64_t> s = extents_for(role, t, opcode, rank);

@@ -33,6 +33,7 @@ class NearestRule {
     std::size_t held = 0;   // preconditions met before the one missed
     std::string reason;
     std::optional<RequestGraph::Request> unmet_input;  // an input that cannot be produced where it is read
+    bool on_constraint = false;                        // the missed precondition is an alpha constraint
   };
 
   explicit NearestRule(const RequestGraph& requests) : requests_(requests), context_(requests.context()) {
@@ -81,6 +82,7 @@ class NearestRule {
     miss.held = why.held;
     if (!alpha) {
       miss.reason = std::move(why.reason);
+      miss.on_constraint = why.on_constraint;
       return miss;
     }
     const IsaPatternVariant& primary = info.variants.front();
@@ -224,6 +226,22 @@ inline bool unmet_byte_view_of_producible_value(const RequestGraph& requests) {
         }
       }
     }
+  }
+  return false;
+}
+
+// Some root cannot be produced, and the instruction that comes closest to writing it misses
+// only on an alpha constraint: the root is too large for one store (QKV: store_rm of 256 rows,
+// n <= 128). Writing the output in pieces may help; a root blocked by an operation no
+// instruction computes (Gemmini: an s32 clamp) is not helped by pieces. GroupExplorer splits
+// an output module 1 left whole only then.
+inline bool unmet_root_exceeds_a_store(const RequestGraph& requests) {
+  std::optional<NearestRule> nearest;
+  for (const RequestGraph::Request root : requests.roots()) {
+    if (requests.producible(requests.key(root))) continue;
+    if (!nearest) nearest.emplace(requests);
+    const std::optional<NearestRule::Miss> miss = nearest->find({root.cls}, root.buffer);
+    if (miss && miss->on_constraint) return true;
   }
   return false;
 }

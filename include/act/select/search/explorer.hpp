@@ -159,6 +159,15 @@ class Explorer {
     return extractor.unmet_byte_view_of_producible_value();
   }
 
+  // Extractor::unmet_root_exceeds_a_store on the current e-graph.
+  bool unmet_root_exceeds_a_store() {
+    if (!graph_.is_clean()) graph_.rebuild();
+    ExtractorOptions probe = options_.extractor;
+    probe.max_size = 0;
+    const Extractor extractor(graph_, context_, roots_, std::move(probe));
+    return extractor.unmet_root_exceeds_a_store();
+  }
+
   std::size_t iterations() const {
     std::size_t n = 0;
     for (const auto& r : reports_) n += r.iterations.size();

@@ -120,6 +120,7 @@ class Extractor {
   // Diagnosis of an empty enumeration (diagnosis.hpp).
   std::string explain_unmet_roots(std::size_t max_blockers = 4) const { return select::explain_unmet_roots(requests_, max_blockers); }
   bool unmet_byte_view_of_producible_value() const { return select::unmet_byte_view_of_producible_value(requests_); }
+  bool unmet_root_exceeds_a_store() const { return select::unmet_root_exceeds_a_store(requests_); }
 
  private:
   using Request = RequestGraph::Request;

@@ -10,7 +10,9 @@
 // A group whose enumeration ends without any pii graph (not on a timeout) because a byte view
 // of a value it can compute is missing (Extractor::unmet_byte_view_of_producible_value) is
 // rebuilt with the output byte split one level deeper (add_kernel's deeper_split) while its
-// pieces can still be halved, at most kMaxDeeperSplits times: a deeper split costs e-nodes most kernels do not need
+// pieces can still be halved, at most kMaxDeeperSplits times (an output module 1 did not split
+// at all, on a row-unit ISA, is split on the first retry when the store nearest to writing it
+// misses on a size constraint): a deeper split costs e-nodes most kernels do not need
 // (K1 and K2 no longer compile within 5 s at one level more), but an output only ever written a
 // row at a time needs pieces of one row.
 //
@@ -57,6 +59,7 @@ class GroupExplorer {
     RuleSet own_rules;                              // built for own_context
     std::unique_ptr<Explorer> explorer;
     int deeper_split = 0;                           // add_kernel's, for the current attempt
+    bool split_on_retry = false;                    // module 1 did not split the outputs at first
     std::vector<egraph::RunReport> earlier_reports; // rewriting runs of earlier attempts
     std::vector<PiiGraph> graphs;                   // yielded so far, in the caller's context
     bool done = false;                              // its explorer has nothing more
@@ -170,8 +173,15 @@ class GroupExplorer {
     for (;;) {
       std::optional<PiiGraph> graph = g.explorer->next(until);
       if (graph) g.yielded_any = true;
-      if (graph || g.yielded_any || g.explorer->timed_out() || g.deeper_split >= kMaxDeeperSplits ||
-          g.init.smallest_output_piece < 32 || !g.explorer->unmet_byte_view_of_producible_value())
+      if (graph || g.yielded_any || g.explorer->timed_out() || g.deeper_split >= kMaxDeeperSplits) return graph;
+      // An output not split at all (row-unit ISAs) is split on the first retry when the store
+      // that comes closest to writing it misses on a size constraint, and deeper on the next
+      // while pieces can be halved (store_rm writes at most 128 of QKV's 64-wide rows, and
+      // holding 128 rows leaves no room for gemm's operands).
+      if (g.init.smallest_output_piece == 0) {
+        if (!g.explorer->unmet_root_exceeds_a_store()) return graph;
+        g.split_on_retry = true;
+      } else if (g.init.smallest_output_piece < 32 || (!g.split_on_retry && !g.explorer->unmet_byte_view_of_producible_value()))
         return graph;
       g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
       g.explorer.reset();
@@ -180,6 +190,7 @@ class GroupExplorer {
       g.own_context = std::make_unique<SelectionContext>();
       g.own_context->isa = context_.isa;
       g.own_context->image = context_.image;
+      g.own_context->row_piece_retry = g.split_on_retry;
       g.context = g.own_context.get();
       g.own_rules = rule_set(*g.context);
       ++g.deeper_split;

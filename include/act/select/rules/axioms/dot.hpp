@@ -55,12 +55,17 @@ inline hlo::DotDimensions contracting(std::int64_t lhs, std::int64_t rhs) {
 struct IsaDotTypes {
   bool any = true;
   std::vector<DType> types;
+  std::shared_ptr<const SplitSizes> sizes;
   bool allows(DType t) const { return any || std::find(types.begin(), types.end(), t) != types.end(); }
+  // An introduced n x n constant operand (identity, reversed or negated identity) only where an
+  // instruction's dot takes it whole (split_sizes.hpp: contracting_fits).
+  bool allows_square(DType t, std::int64_t n) const { return allows(t) && (!sizes || sizes->contracting_fits(t, n)); }
 };
 
 inline IsaDotTypes isa_dot_types(const isa::IsaView& isa) {
   IsaDotTypes out;
   out.any = isa.instructions.empty();
+  out.sizes = split_sizes_of(isa);
   for (const auto& inst : isa.instructions) {
     const std::string_view text = inst.semantics;
     for (std::size_t at = text.find(" dot("); at != std::string_view::npos; at = text.find(" dot(", at + 1)) {
@@ -383,8 +388,9 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       info("reverse-as-dot", R, {Reverse}, {Dot, Constant}, false, "issue 3: reverse as a dot with the reversed identity"),
       "(reverse@outer ?x)",
       [dot_types](const View& v) {
-        return v.type("?x").rank() == 2 && v.attr("outer").dimensions.size() == 1 && v.type("?x").dtype != DType::pred &&
-               dot_types.allows(v.type("?x").dtype);
+        const Shape& x = v.type("?x");
+        return x.rank() == 2 && v.attr("outer").dimensions.size() == 1 && x.dtype != DType::pred &&
+               dot_types.allows_square(x.dtype, x.dims[static_cast<std::size_t>(v.attr("outer").dimensions[0])]);
       },
       [](const View& v, Build& b) {
         const Shape x = v.type("?x");
@@ -400,8 +406,9 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       info("transpose-as-dot", R, {Transpose}, {Dot, Constant}, false, "issue 3: transpose as a dot with the identity"),
       "(transpose@outer ?x)",
       [dot_types](const View& v) {
-        return v.type("?x").rank() == 2 && v.attr("outer").dimensions == Dims{1, 0} && v.type("?x").dtype != DType::pred &&
-               dot_types.allows(v.type("?x").dtype);
+        const Shape& x = v.type("?x");
+        return x.rank() == 2 && v.attr("outer").dimensions == Dims{1, 0} && x.dtype != DType::pred &&
+               dot_types.allows_square(x.dtype, x.dims[1]);
       },
       [](const View& v, Build& b) {
         const Shape x = v.type("?x");
@@ -415,7 +422,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       [dot_types](const View& v) {
         const TensorData& d = v.g.data(v.cls("?x"));
         return !d.is_constant && d.type.rank() == 2 && d.type.dtype != DType::pred && is_computable(d.type.dtype) &&
-               dot_types.allows(d.type.dtype) && !has_operator(v.g, v.cls("?x"), Dot);
+               dot_types.allows_square(d.type.dtype, d.type.dims[1]) && !has_operator(v.g, v.cls("?x"), Dot);
       },
       [](const View& v, Build& b) {
         const Shape x = v.type("?x");

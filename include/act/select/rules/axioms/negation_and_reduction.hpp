@@ -30,7 +30,7 @@ inline void add_negation_and_reduction_axioms(SelectionContext& ctx, std::vector
             "(negate@outer ?x)",
             [dot_types](const View& v) {
               const Shape& x = v.type("?x");
-              return x.rank() == 2 && wrapping_integer(x.dtype) && dot_types.allows(x.dtype);
+              return x.rank() == 2 && wrapping_integer(x.dtype) && dot_types.allows_square(x.dtype, x.dims[1]);
             },
             [](const View& v, Build& b) {
               const Shape x = v.type("?x");

@@ -32,6 +32,30 @@ inline std::optional<std::pair<std::int64_t, std::int64_t>> flat_block(const std
   return std::make_pair(start, count);
 }
 
+// The inverse of flat_block: bytes [start, start + count) of a flattened x (rank 1, row-major)
+// as a slice of x, when they are one block of x: whole rows of some dim d, all inside one index
+// of the dims before d (bytes 0..8191 of u8[16384] = reshape(u8[128,64,2]) are rows 0..63).
+inline std::optional<std::vector<hlo::SliceRange>> block_of_flat(std::int64_t start, std::int64_t count, const Dims& x) {
+  if (count <= 0 || x.empty()) return std::nullopt;
+  for (std::size_t d = 0; d < x.size(); ++d) {
+    std::int64_t inner = 1;
+    for (std::size_t k = d + 1; k < x.size(); ++k) inner *= x[k];
+    if (start % inner != 0 || count % inner != 0) continue;
+    const std::int64_t lo = start / inner, hi = (start + count) / inner;  // rows of dims 0..d flattened
+    if (lo / x[d] != (hi - 1) / x[d]) continue;                            // crosses a dim-(d-1) boundary
+    std::vector<hlo::SliceRange> r(x.size());
+    std::int64_t prefix = lo / x[d];
+    for (std::size_t k = d; k-- > 0;) {
+      r[k] = {prefix % x[k], prefix % x[k] + 1, 1};
+      prefix /= x[k];
+    }
+    r[d] = {lo % x[d], (hi - 1) % x[d] + 1, 1};
+    for (std::size_t k = d + 1; k < x.size(); ++k) r[k] = {0, x[k], 1};
+    return r;
+  }
+  return std::nullopt;
+}
+
 // The concat nodes of a class: (node id) in ascending order.
 inline std::vector<Id> operator_nodes(const TensorGraph& g, Id cls, hlo::Opcode code) {
   std::vector<Id> r;
@@ -71,6 +95,12 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   };
   const auto S = AxiomFamily::Slicing, P = AxiomFamily::Padding, L = AxiomFamily::Layout, R = AxiomFamily::Reduction;
   AxiomRules rules(ctx, out);
+  // Slices through a flattening reshape and through byte bitcasts (an output's byte rows are
+  // the bytes of its rows) act only in a retry that splits a row-major output module 1 first
+  // left whole (SelectionContext::row_piece_retry), and always without an ISA (the soundness
+  // tests): for tiled outputs the byte views do this work, and these rules grew K5's e-graph by
+  // 16 % and pushed AMX's int8 GEMM m48 x n64 retry past its node limit.
+  const bool row_pieces = ctx.row_piece_retry || ctx.isa.instructions.empty();
 
   // rewrites.md SL-5 (TensorRight slice/rule07), generalised to strides: slice(slice(x)) → slice(x).
   rules.add(info("slice-of-slice", S, {Slice}, {Slice}, "rewrites.md SL-5"), "(slice@outer (slice@inner ?x))",
@@ -236,11 +266,12 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   // rewrites.md SL-13 generalised: slice(reshape(x)) → reshape(slice(x)) when the reshape keeps
   // a common leading prefix of dims and the slice only cuts dims of that prefix, or when x is
   // flat (module 1's byte inputs) and the slice is one contiguous row-major block of the
-  // reshape (rows 16..31 of u8[32,64] = reshape(u8[2048]) are bytes 1024..2047).
+  // reshape (rows 16..31 of u8[32,64] = reshape(u8[2048]) are bytes 1024..2047), or the other
+  // way round: the reshape flattens x and the slice is one block of x (an output's byte pieces).
   rules.add(
       info("slice-of-reshape", S, {Slice, Reshape}, {Reshape, Slice}, "rewrites.md SL-13"),
       "(slice@outer (reshape@inner ?x))",
-      [](const View& v) {
+      [row_pieces](const View& v) {
         const Dims& x = v.type("?x").dims;
         const Dims& y = v.attr("inner").shape;
         const auto& r = v.attr("outer").slice;
@@ -248,6 +279,8 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         while (k < x.size() && k < y.size() && x[k] == y[k]) ++k;
         if (covers(r, y)) return false;
         if (x.size() == 1 && y.size() > 1 && flat_block(r, y)) return true;
+        if (y.size() == 1 && x.size() > 1)
+          return row_pieces && canonical(r[0]).stride == 1 && block_of_flat(r[0].start, range_count(r[0]), x).has_value();
         for (std::size_t d = k; d < y.size(); ++d)
           if (!(canonical(r[d]) == canonical(hlo::SliceRange{0, y[d], 1}))) return false;
         return k > 0;
@@ -260,11 +293,58 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         if (x.size() == 1 && y.size() > 1)
           if (const auto block = flat_block(r, y))
             return b.reshape(b.slice(v.cls("?x"), {{block->first, block->first + block->second, 1}}), result);
+        if (y.size() == 1 && x.size() > 1) return b.reshape(b.slice(v.cls("?x"), *block_of_flat(r[0].start, range_count(r[0]), x)), result);
         std::size_t k = 0;
         while (k < x.size() && k < y.size() && x[k] == y[k]) ++k;
         auto xr = full_ranges(x);
         for (std::size_t d = 0; d < k; ++d) xr[d] = r[d];
         return b.reshape(b.slice(v.cls("?x"), xr), result);
+      });
+
+  // slice(bitcast-convert<narrow>(x)) → bitcast-convert<narrow>(slice(x)) when the bitcast
+  // splits each element into a new trailing dim (bf16[n,64] → u8[n,64,2]) and the slice takes
+  // whole rows: the rows of an output's bytes are the bytes of the output's rows.
+  rules.add(
+      info("slice-of-narrowing-bitcast", S, {Slice, BitcastConvert}, {BitcastConvert, Slice}, "XLA operation semantics of BitcastConvert"),
+      "(slice@outer (bitcast-convert@inner ?x))",
+      [row_pieces](const View& v) {
+        const Shape& x = v.type("?x");
+        const DType to = v.attr("inner").dtype;
+        if (!row_pieces) return false;
+        const auto& r = v.attr("outer").slice;
+        if (bit_width(to) >= bit_width(x.dtype) || r.size() != x.rank() + 1) return false;
+        // Row blocks only (dims after the first kept whole): what an output's byte pieces are.
+        // Tiles of the bytes are the byte views' business (views.hpp); taking them here too
+        // grew AMX's e-graphs by 7 % without a program more.
+        for (std::size_t d = 1; d < x.rank(); ++d)
+          if (!(canonical(r[d]) == canonical(hlo::SliceRange{0, x.dims[d], 1}))) return false;
+        const std::int64_t ratio = bit_width(x.dtype) / bit_width(to);
+        return canonical(r.back()) == canonical(hlo::SliceRange{0, ratio, 1});
+      },
+      [](const View& v, Build& b) {
+        auto r = v.attr("outer").slice;
+        r.pop_back();
+        return b.bitcast(b.slice(v.cls("?x"), r), v.attr("inner").dtype);
+      });
+
+  // The other way: bitcast-convert<wide>(x) folds x's trailing dim into each element (u8[n,64,2]
+  // → bf16[n,64]); slice(bitcast-convert<wide>(x)) → bitcast-convert<wide>(slice(x)), the
+  // trailing dim kept whole: rows of an input are the bytes of the input's rows.
+  rules.add(
+      info("slice-of-widening-bitcast", S, {Slice, BitcastConvert}, {BitcastConvert, Slice}, "XLA operation semantics of BitcastConvert"),
+      "(slice@outer (bitcast-convert@inner ?x))",
+      [row_pieces](const View& v) {
+        const Shape& x = v.type("?x");
+        const auto& r = v.attr("outer").slice;
+        if (!row_pieces || bit_width(v.attr("inner").dtype) <= bit_width(x.dtype) || r.size() + 1 != x.rank()) return false;
+        for (std::size_t d = 1; d < r.size(); ++d)  // row blocks only, as above
+          if (!(canonical(r[d]) == canonical(hlo::SliceRange{0, x.dims[d], 1}))) return false;
+        return true;
+      },
+      [](const View& v, Build& b) {
+        auto r = v.attr("outer").slice;
+        r.push_back({0, v.type("?x").dims.back(), 1});
+        return b.bitcast(b.slice(v.cls("?x"), r), v.attr("inner").dtype);
       });
 
   // rewrites.md SL-7 (TensorRight slice/rule03): slice(broadcast<D>(x)) → broadcast<D>(slice(x)).

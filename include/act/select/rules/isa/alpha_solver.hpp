@@ -60,7 +60,8 @@ inline bool beta_satisfiable(const IsaRuleInfo& info, const SelectionContext& co
 // (search/diagnosis.hpp): the first precondition that failed, and how many held before it.
 struct AlphaMiss {
   std::string reason;
-  std::size_t held = 0;  // preconditions that held: type checks, dims, constraints, beta
+  std::size_t held = 0;         // preconditions that held: type checks, dims, constraints, beta
+  bool on_constraint = false;   // the miss is an alpha constraint (a size the instruction cannot take)
 };
 
 // The alpha values this match implies, if it is a valid use of the instruction. With `why`,
@@ -138,8 +139,10 @@ inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& i
   };
   for (const std::string& constraint : info.alpha_constraints) {
     const auto r = sym::try_evaluate(sym::parse(constraint), bindings);
-    if (!r.ok() || r.value == 0)
+    if (!r.ok() || r.value == 0) {
+      if (why) why->on_constraint = true;
       return miss([&] { return fmt::format("constraint '{}' does not hold for {}", constraint, alpha_text()); });
+    }
     held();
   }
   if (!beta_satisfiable(info, context, inst, values))
