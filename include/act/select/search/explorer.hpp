@@ -22,6 +22,7 @@
 #include <string>
 #include <span>
 #include <utility>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -143,29 +144,28 @@ class Explorer {
   // operands are producible but which no instruction computes (empty when every root can be
   // produced). Rebuilds the e-graph if needed.
   std::string unmet_roots() {
-    if (!graph_.is_clean()) graph_.rebuild();
-    ExtractorOptions probe = options_.extractor;
-    probe.max_size = 0;
-    const Extractor extractor(graph_, context_, roots_, std::move(probe));
-    return extractor.explain_unmet_roots();
+    return with_probe([](const Extractor& e) { return e.explain_unmet_roots(); });
   }
 
   // Extractor::unmet_byte_view_of_producible_value on the current e-graph.
   bool unmet_byte_view_of_producible_value() {
-    if (!graph_.is_clean()) graph_.rebuild();
-    ExtractorOptions probe = options_.extractor;
-    probe.max_size = 0;
-    const Extractor extractor(graph_, context_, roots_, std::move(probe));
-    return extractor.unmet_byte_view_of_producible_value();
+    return with_probe([](const Extractor& e) { return e.unmet_byte_view_of_producible_value(); });
   }
 
   // Extractor::unmet_root_exceeds_a_store on the current e-graph.
   bool unmet_root_exceeds_a_store() {
+    return with_probe([](const Extractor& e) { return e.unmet_root_exceeds_a_store(); });
+  }
+
+  // Runs f on an extractor over the current e-graph (rebuilt if needed) that enumerates
+  // nothing (max_size 0): the diagnoses read its request graph only.
+  template <class F>
+  std::invoke_result_t<F&, const Extractor&> with_probe(F f) {
     if (!graph_.is_clean()) graph_.rebuild();
     ExtractorOptions probe = options_.extractor;
     probe.max_size = 0;
     const Extractor extractor(graph_, context_, roots_, std::move(probe));
-    return extractor.unmet_root_exceeds_a_store();
+    return f(extractor);
   }
 
   std::size_t iterations() const {
