@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "act/core/error.hpp"
@@ -611,6 +612,26 @@ TEST_CASE("runner stop reasons: node limit, iteration limit, time limit, hook") 
     RunReport r = Runner<Arith>(o).run(g, rules);
     CHECK(r.stop_reason == StopReason::TimeLimit);
     CHECK(r.iterations.empty());
+  }
+  {
+    // The limit is read between rule searches: a slow search ends the iteration before any
+    // rule applies (a large e-graph's searches once overran compile budgets by 30 %).
+    PlainGraph g;
+    auto rules = setup(g);
+    auto slow = rw<NoAnalysis>("slow-comm-add", "(+ ?a ?b)", "(+ ?b ?a)");
+    slow.when([](const PlainGraph&, Id, const Subst&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return true;
+    });
+    rules.insert(rules.begin(), std::move(slow));
+    const std::size_t nodes = g.num_nodes();
+    Runner<Arith> runner;
+    runner.set_time_limit(std::chrono::milliseconds(10));
+    RunReport r = runner.run(g, rules);
+    CHECK(r.stop_reason == StopReason::TimeLimit);
+    REQUIRE(r.iterations.size() == 1);
+    for (const auto& rule : r.iterations[0].rules) CHECK(rule.applied == 0);
+    CHECK(g.num_nodes() == nodes);
   }
   {
     PlainGraph g;

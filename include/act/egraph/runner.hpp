@@ -98,6 +98,7 @@ class Runner {
   const RunnerOptions& options() const { return options_; }
   // Iterations each later run() does at most (an explorer lengthens its rounds as they go).
   void set_iteration_limit(std::size_t n) { options_.iteration_limit = n; }
+  void set_time_limit(std::chrono::duration<double> t) { options_.time_limit = t; }
 
   RunReport run(Graph& g, std::span<const Rule> rules) {
     using Clock = std::chrono::steady_clock;
@@ -151,6 +152,14 @@ class Runner {
           continue;
         }
         it.rules[r].matches = found;
+        // Searching every rule over a large e-graph takes long enough to overrun a budget.
+        if (elapsed() >= options_.time_limit) {
+          it.search_seconds = seconds_since(t);
+          it.nodes = g.num_nodes();
+          it.classes = g.num_classes();
+          report.iterations.push_back(std::move(it));
+          return finish(report, StopReason::TimeLimit, elapsed());
+        }
       }
       it.search_seconds = seconds_since(t);
 

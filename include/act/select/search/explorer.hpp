@@ -179,6 +179,11 @@ class Explorer {
     ++round_;
     if (round_ == options_.longer_rounds_from) runner_->set_iteration_limit(2 * std::max<std::size_t>(1, options_.iterations_per_round));
     if (growing_) {
+      // A round's rewriting ends with the enumeration's deadline, not a full time_limit later.
+      auto limit = std::chrono::duration<double>(options_.runner.time_limit);
+      if (until_ != std::chrono::steady_clock::time_point::max())
+        limit = std::min(limit, std::chrono::duration<double>(until_ - std::chrono::steady_clock::now()));
+      runner_->set_time_limit(std::max(limit, std::chrono::duration<double>(0)));
       reports_.push_back(runner_->run(graph_, rules_));
       const egraph::StopReason why = reports_.back().stop_reason;
       saturated_ = why == egraph::StopReason::Saturated;
