@@ -11,6 +11,10 @@
 // gnuplot-nox), DIR/compile_time.png of compile time against nodes, with the fitted growth
 // t = a * nodes^b (least squares on the logarithms of the medians).
 //
+// --kernel-dir DIR adds the .hlo files of DIR (sorted by name) for every --isa, kind "file": the
+// paper's Fig. 16 study is `--isa gemmini --kernels 0 --large none --kernel-dir
+// ../shared/kernels/gemmini-act/fuzz` (ACT's NNSmith kernels).
+//
 //   cmake -S . -B build-bench -DACT_BUILD_BENCHMARKS=ON -DCMAKE_BUILD_TYPE=Release
 //   cmake --build build-bench --target compile_time
 //   build-bench/bench/compile_time --out compile-time            # 100 kernels/ISA x 20 reps
@@ -30,6 +34,7 @@
 
 #include "act/act.hpp"
 #include "act/isa/registry.hpp"
+#include "act/testing/files.hpp"
 #include "act/testing/random_kernel.hpp"
 
 namespace {
@@ -46,10 +51,11 @@ struct Settings {
   std::vector<int> large{150, 270, 390};
   std::string large_isa;  // empty: the ISA with the most on-chip bytes
   std::filesystem::path out = "compile-time";
+  std::filesystem::path kernel_dir;  // empty: no kernels from files
 };
 
 struct Row {
-  std::string isa, kind;  // kind: "random" or "large"
+  std::string isa, kind;  // kind: "random", "large" or "file"
   std::size_t index = 0;
   std::uint64_t seed = 0;
   int nodes = 0;
@@ -58,6 +64,7 @@ struct Row {
   double first_ms = 0;     // the first compile, whatever its outcome (a 'no program' costs this)
   std::vector<double> ms;  // the timed reps
   act::codegen::Statistics median_stats;
+  std::string file;  // kind "file": the kernel's file name
   double median() const {
     if (ms.empty()) return 0;
     std::vector<double> s = ms;
@@ -70,7 +77,7 @@ struct Row {
 [[noreturn]] void usage(const std::string& problem) {
   std::cerr << "compile_time: " << problem << "\n"
             << "usage: compile_time [--isa NAME]... [--kernels N] [--reps N] [--seed N] [--timeout S] [--min-nodes N]\n"
-               "                    [--max-nodes N] [--large N,N,...|none] [--large-isa NAME] [--out DIR]\n";
+               "                    [--max-nodes N] [--large N,N,...|none] [--large-isa NAME] [--kernel-dir DIR] [--out DIR]\n";
   std::exit(2);
 }
 
@@ -98,6 +105,7 @@ Settings parse(int argc, char** argv) {
     else if (a == "--max-nodes") s.max_nodes = static_cast<int>(integer(i, 3));
     else if (a == "--large-isa") s.large_isa = value(i);
     else if (a == "--out") s.out = value(i);
+    else if (a == "--kernel-dir") s.kernel_dir = value(i);
     else if (a == "--large") {
       const std::string list = value(i);
       s.large.clear();
@@ -203,7 +211,7 @@ void write_outputs(const std::vector<Row>& rows, const Settings& s) {
   std::filesystem::create_directories(s.out);
   const Fit fit = fit_power_law(rows);
   std::ofstream csv(s.out / "compile_time.csv");
-  csv << "isa,kind,index,seed,nodes,outcome,instructions,first_ms,median_ms,max_ms,init_ms,rewrite_ms,extract_ms,schedule_emit_ms,csp_ms,pii_graphs\n";
+  csv << "isa,kind,index,file,seed,nodes,outcome,instructions,first_ms,median_ms,max_ms,init_ms,rewrite_ms,extract_ms,schedule_emit_ms,csp_ms,pii_graphs\n";
   std::ofstream json(s.out / "compile_time.json");
   json << fmt::format("{{\"reps\": {}, \"seed\": {}, \"timeout\": {}, \"min_nodes\": {}, \"max_nodes\": {},\n", s.reps, s.seed,
                       s.timeout, s.min_nodes, s.max_nodes);
@@ -211,14 +219,14 @@ void write_outputs(const std::vector<Row>& rows, const Settings& s) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const auto& st = r.median_stats;
-    csv << fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n", r.isa, r.kind, r.index, r.seed,
+    csv << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n", r.isa, r.kind, r.index, r.file, r.seed,
                        r.nodes, r.outcome, r.instructions, r.first_ms, r.median(), r.max(), st.init_seconds * 1e3, st.rewrite_seconds * 1e3,
                        st.extract_seconds * 1e3, st.schedule_emit_seconds * 1e3, st.csp_seconds * 1e3, st.pii_graphs);
     json << fmt::format(
-        "{}\n  {{\"isa\": {}, \"kind\": {}, \"index\": {}, \"seed\": {}, \"nodes\": {}, \"outcome\": {}, \"instructions\": {}, \"first_ms\": {:.3f}, "
+        "{}\n  {{\"isa\": {}, \"kind\": {}, \"index\": {}, \"file\": {}, \"seed\": {}, \"nodes\": {}, \"outcome\": {}, \"instructions\": {}, \"first_ms\": {:.3f}, "
         "\"median_ms\": {:.3f}, \"max_ms\": {:.3f}, \"modules_ms\": {{\"init\": {:.3f}, \"rewrite\": {:.3f}, \"extract\": {:.3f}, "
         "\"schedule_emit\": {:.3f}, \"csp\": {:.3f}}}}}",
-        i ? "," : "", json_string(r.isa), json_string(r.kind), r.index, r.seed, r.nodes, json_string(r.outcome), r.instructions, r.first_ms,
+        i ? "," : "", json_string(r.isa), json_string(r.kind), r.index, json_string(r.file), r.seed, r.nodes, json_string(r.outcome), r.instructions, r.first_ms,
         r.median(), r.max(), st.init_seconds * 1e3, st.rewrite_seconds * 1e3, st.extract_seconds * 1e3,
         st.schedule_emit_seconds * 1e3, st.csp_seconds * 1e3);
   }
@@ -309,6 +317,19 @@ int main(int argc, char** argv) {
         rows.push_back(run_kernel(largest, act::testing::random_kernel(traits, row.seed, k), s, row));
         std::cerr << fmt::format("{} large {} nodes: {}\n", largest, rows.back().nodes, rows.back().outcome);
       }
+    }
+    if (!s.kernel_dir.empty()) {
+      std::vector<std::filesystem::path> files;
+      for (const auto& entry : std::filesystem::directory_iterator(s.kernel_dir))
+        if (entry.path().extension() == ".hlo") files.push_back(entry.path());
+      std::sort(files.begin(), files.end());
+      for (const std::string& name : s.isas)
+        for (std::size_t i = 0; i < files.size(); ++i) {
+          Row row{name, "file", i, 0};
+          row.file = files[i].filename().string();
+          rows.push_back(run_kernel(name, act::testing::load_kernel(files[i].string()), s, row));
+          std::cerr << fmt::format("{} {}: {}\n", name, row.file, rows.back().outcome);
+        }
     }
     write_outputs(rows, s);
     const bool miscompiled = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.outcome == "miscompiled"; });

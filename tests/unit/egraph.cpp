@@ -388,6 +388,37 @@ TEST_CASE("a variable root matches every class; search can stop early") {
   CHECK(seen == 2);
 }
 
+TEST_CASE("a search stops at its deadline and says it did not finish") {
+  // One class holding 200 products makes (+ (* ?x ?k) (* ?x ?j)) match 200 x 200 times: the
+  // quadratic shape that once outlasted a whole compile's budget in a single rule's search.
+  PlainGraph g;
+  const Id first = term(g, "(* a k0)");
+  for (int i = 1; i < 200; ++i) g.unite(first, term(g, fmt::format("(* a k{})", i)));
+  g.add(op(Kind::Add), std::vector<Id>{first, first});
+  g.rebuild();
+  const Pattern<Arith> pairs = pat("(+ (* ?x ?k) (* ?x ?j))");
+
+  std::size_t all = 0;
+  CHECK(pairs.search(g, [&](Id, const Subst&) { return ++all, true; }));
+  CHECK(all == 200 * 200);
+
+  std::size_t before_deadline = 0;
+  const auto passed = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  CHECK_FALSE(pairs.search(g, [&](Id, const Subst&) { return ++before_deadline, true; }, passed));
+  CHECK(before_deadline < all);
+
+  // A rewrite's search and application keep the same deadline.
+  PlainRule rule = rw<NoAnalysis>("pairs", "(+ (* ?x ?k) (* ?x ?j))", "(* ?x (+ ?k ?j))");
+  MatchList matches;
+  CHECK(rule.search(g, matches, std::numeric_limits<std::size_t>::max() - 1, passed) < all);
+  CHECK(rule.search(g, matches) == all);
+  const std::size_t nodes = g.num_nodes();
+  CHECK(rule.apply(g, matches, std::numeric_limits<std::size_t>::max(), passed) == 0);
+  CHECK(g.num_nodes() == nodes);
+  CHECK(rule.apply(g, matches) > 0);
+  CHECK(g.num_nodes() > nodes);
+}
+
 TEST_CASE("an operator predicate matches a kind and a capture exposes the matched node") {
   PatternBuilder<Arith> b;
   PatternRef x = b.var("?x");

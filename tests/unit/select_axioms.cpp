@@ -406,6 +406,12 @@ std::map<std::string, Generator> generators() {
     c.dimensions = s.coin() ? Dims{1} : Dims{0};
     s.op(Opcode::Reverse, c, {s.op(Opcode::Reverse, a, {s.leaf(s.dtype(), s.dims(2))})});
   };
+  m["reverse-one-dimension-at-a-time"] = [](Instance& s, const AxiomInfo&) {
+    NodeAttributes a;
+    const bool rank3 = s.coin();
+    a.dimensions = rank3 ? Dims{0, 2} : Dims{0, 1};
+    s.op(Opcode::Reverse, a, {s.leaf(s.dtype(), s.dims(rank3 ? 3 : 2))});
+  };
   m["reverse-size-one"] = [](Instance& s, const AxiomInfo&) {
     NodeAttributes a;
     a.dimensions = {1};
@@ -675,6 +681,13 @@ std::map<std::string, Generator> generators() {
     const DType t = s.coin() ? DType::s8 : DType::s32;
     const Dims d = s.dims(s.pick(1, 3));
     s.op(Opcode::Subtract, NodeAttributes{}, {s.leaf(t, d), s.leaf(t, d)});
+  };
+  m["subtract-of-itself"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.coin() ? DType::s8 : DType::s32;
+    const Id x = s.leaf(t, s.dims(s.pick(1, 3)));
+    // Near miss (one instance in four): x - y with y another value of the same type.
+    const Id y = s.pick(0, 3) == 0 ? s.leaf(t, s.g.data(x).type.dims) : x;
+    s.op(Opcode::Subtract, NodeAttributes{}, {x, y});
   };
   m["reduce-keepdim-as-dot"] = [](Instance& s, const AxiomInfo&) {
     const DType t = s.coin() ? DType::s8 : DType::s32;

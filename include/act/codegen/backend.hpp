@@ -167,7 +167,7 @@ class CandidateStream {
 
   // Which roots the e-graph cannot produce and the operations no instruction computes
   // (select::Explorer::unmet_roots); for "no pii graph" messages.
-  std::string unmet_roots() const { return state_->explorer ? state_->explorer->unmet_roots() : std::string(); }
+  std::string unmet_roots(Clock::time_point until) const { return state_->explorer ? state_->explorer->unmet_roots(until) : std::string(); }
 
   // Graphviz of a candidate of this stream: instructions, buffers, schedule numbers, slices.
   std::string to_dot(const Candidate& c) const {
@@ -395,8 +395,14 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
   s.total_seconds = seconds_since(start);
   outcome.statistics = s;
   if (!best) {
+    // The diagnosis may run a little past the budget (5 %, at least 25 ms): the budget's
+    // tolerance is 10 % or 50 ms. Deterministic compiles bound it by work only.
+    const auto grace = std::max<Clock::duration>(std::chrono::milliseconds(25), (deadline - start) / 20);
+    const auto from = std::max(Clock::now(), deadline);
+    const auto diagnosis_until =
+        options.deterministic || Clock::time_point::max() - from <= grace ? Clock::time_point::max() : from + grace;
     outcome.message = no_program_message(kernel, isa, options, s, stream->allocation_failures(),
-                                         s.pii_graphs == 0 ? stream->unmet_roots() : std::string());
+                                         s.pii_graphs == 0 ? stream->unmet_roots(diagnosis_until) : std::string());
     return outcome;
   }
   s.csp_variables = best->allocation.csp_variables;

@@ -18,10 +18,14 @@
 //   Yield   report the substitution.
 // The root is seeded from the e-graph's operator index (or every class when the root is a
 // variable). Sub-patterns shared in the DAG are matched once; later references compare.
-// Searching requires a clean (rebuilt) e-graph.
+// Searching requires a clean (rebuilt) e-graph. A search may be given a deadline: one pattern
+// over a large e-graph can take longer than a whole compile's budget (a class holding
+// thousands of slices makes `(concatenate (slice ?x) (slice ?x))` quadratic), so the machine
+// reads the clock every few hundred steps and gives up once the deadline has passed.
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -38,6 +42,9 @@
 #include "act/egraph/language.hpp"
 
 namespace act::egraph {
+
+// When a search or a rewrite's application gives up (Deadline::max(): never).
+using Deadline = std::chrono::steady_clock::time_point;
 
 // A slot of a pattern's substitution: a variable (holds a class id) or a capture (a node id).
 struct Var {
@@ -160,21 +167,24 @@ class Pattern {
   // ---- matching (clean e-graph) ------------------------------------------------------------
 
   // Calls on_match(Id class, const Subst&) for every match; on_match returns false to stop.
+  // Returns false when the deadline passed before the search was over (the matches reported
+  // so far are a prefix of the full list), true otherwise.
   template <class G, class OnMatch>
-  void search(const G& egraph, OnMatch&& on_match) const {
+  bool search(const G& egraph, OnMatch&& on_match, Deadline deadline = Deadline::max()) const {
     require_searchable();
-    Machine<G, OnMatch> m(*this, egraph, on_match);
+    Machine<G, OnMatch> m(*this, egraph, on_match, deadline);
     const Node& r = nodes_[root_];
     std::span<const Id> seeds = r.is_var ? egraph.classes() : egraph.classes_with(matchers_[r.matcher].discriminant);
     for (Id cls : seeds)
-      if (!m.start(cls)) return;
+      if (!m.start(cls)) break;
+    return !m.interrupted();
   }
 
   // Matches rooted at one class. Returns false if on_match asked to stop.
   template <class G, class OnMatch>
   bool search_class(const G& egraph, Id cls, OnMatch&& on_match) const {
     require_searchable();
-    Machine<G, OnMatch> m(*this, egraph, on_match);
+    Machine<G, OnMatch> m(*this, egraph, on_match, Deadline::max());
     return m.start(egraph.find(cls));
   }
 
@@ -217,17 +227,27 @@ class Pattern {
   template <class G, class OnMatch>
   class Machine {
    public:
-    Machine(const Pattern& p, const G& g, OnMatch& on_match)
-        : p_(p), g_(g), on_match_(on_match), regs_(p.num_regs_, kNoId), values_(p.slot_names_.size(), kNoId) {}
+    Machine(const Pattern& p, const G& g, OnMatch& on_match, Deadline deadline)
+        : p_(p), g_(g), on_match_(on_match), deadline_(deadline), regs_(p.num_regs_, kNoId), values_(p.slot_names_.size(), kNoId) {}
 
     bool start(Id cls) {
       regs_[0] = cls;
       return run(0);
     }
+    bool interrupted() const { return interrupted_; }
 
    private:
-    // Returns false once on_match asked to stop.
+    // One clock read per kStepsPerClockRead steps keeps the check's cost out of profiles.
+    static constexpr std::uint32_t kStepsPerClockRead = 256;
+    bool deadline_passed() {
+      if (deadline_ == Deadline::max() || ++steps_ % kStepsPerClockRead != 0) return false;
+      interrupted_ = std::chrono::steady_clock::now() >= deadline_;
+      return interrupted_;
+    }
+
+    // Returns false once on_match asked to stop or the deadline passed.
     bool run(std::size_t pc) {
+      if (deadline_passed()) return false;
       const Instruction& in = p_.program_[pc];
       switch (in.kind) {
         case Instruction::Kind::Bind: {
@@ -277,6 +297,9 @@ class Pattern {
     const Pattern& p_;
     const G& g_;
     OnMatch& on_match_;
+    const Deadline deadline_;
+    std::uint32_t steps_ = 0;
+    bool interrupted_ = false;
     std::vector<Id> regs_;
     std::vector<Id> values_;
   };

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -132,21 +133,23 @@ class Rewrite {
 
   // Replaces `out` with the matches that pass the conditions, stopping after limit + 1 of them
   // (so a caller can tell "more than limit"). Returns the number stored. Needs a clean e-graph.
+  // Once `deadline` passes the search stops early: `out` then holds only some of the matches.
   std::size_t search(const Graph& g, MatchList& out,
-                     std::size_t limit = std::numeric_limits<std::size_t>::max() - 1) const {
+                     std::size_t limit = std::numeric_limits<std::size_t>::max() - 1,
+                     Deadline deadline = Deadline::max()) const {
     std::size_t stride = searcher_.num_slots();
     for (const Alternative& a : alternatives_) stride = std::max(stride, a.searcher.num_slots());
     out.reset(stride);
     bool more = true;
     const auto run = [&](const Pattern<L>& searcher, const std::vector<Condition>& conditions, std::uint32_t index) {
       if (!more) return;
-      searcher.search(g, [&](Id cls, const Subst& s) {
+      more = searcher.search(g, [&](Id cls, const Subst& s) {
         for (const Condition& c : conditions)
           if (!c(g, cls, s)) return true;
         out.push(cls, s, index);
         more = out.size() <= limit;
         return more;
-      });
+      }, deadline) && more;
     };
     run(searcher_, conditions_, 0);
     for (std::size_t a = 0; a < alternatives_.size(); ++a)
@@ -155,12 +158,17 @@ class Rewrite {
   }
 
   // Applies the matches in order, stopping early once the e-graph holds more than node_limit
-  // nodes; returns how many changed the e-graph. Leaves it dirty.
+  // nodes or `deadline` has passed; returns how many changed the e-graph. Leaves it dirty.
   std::size_t apply(Graph& g, const MatchList& matches,
-                    std::size_t node_limit = std::numeric_limits<std::size_t>::max()) const {
+                    std::size_t node_limit = std::numeric_limits<std::size_t>::max(),
+                    Deadline deadline = Deadline::max()) const {
+    // The clock is read before every match: one application may build a whole view's offsets
+    // (a movement instruction's rule: tens of milliseconds under ASan), a clock read ~20 ns.
     std::size_t changed = 0;
-    for (std::size_t i = 0; i < matches.size() && g.num_nodes() <= node_limit; ++i)
+    for (std::size_t i = 0; i < matches.size() && g.num_nodes() <= node_limit; ++i) {
+      if (deadline != Deadline::max() && std::chrono::steady_clock::now() >= deadline) break;
       changed += apply_one(g, matches.eclass(i), matches.subst(i), matches.searcher(i));
+    }
     return changed;
   }
 

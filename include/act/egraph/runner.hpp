@@ -3,7 +3,9 @@
 // commutativity) from flooding the e-graph: a rule finding more matches than its limit in one
 // iteration is banned for a while, and each ban doubles both its limit and the ban length.
 // Saturation is declared only when an iteration changes nothing and no rule is banned (bans are
-// lifted early when everything else is quiet).
+// lifted early when everything else is quiet). The time limit is kept inside an iteration too:
+// searches and applications stop at the run's deadline, and an iteration they cut short ends
+// the run (its partial matches are dropped, never applied).
 #pragma once
 
 #include <algorithm>
@@ -104,6 +106,8 @@ class Runner {
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start); };
+    // Searches and applications read it too: one rule over a large e-graph can outlast a budget.
+    const Deadline deadline = deadline_after(start, options_.time_limit);
     auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
 
     // The backoff schedule survives between run() calls on the same rule list (an explorer
@@ -143,7 +147,7 @@ class Runner {
         const bool limited = options_.backoff && !s.exempt;
         const std::size_t limit = limited ? shifted(options_.match_limit, s.times_banned)
                                           : std::numeric_limits<std::size_t>::max() - 1;
-        std::size_t found = rules[r].search(g, matches_[r], limit);
+        std::size_t found = rules[r].search(g, matches_[r], limit, deadline);
         if (found > limit) {
           s.banned_until = iter + shifted(options_.ban_length, s.times_banned);
           ++s.times_banned;
@@ -167,7 +171,7 @@ class Runner {
       bool node_limit_hit = false;
       bool time_limit_hit = false;
       for (std::size_t r = 0; r < rules.size(); ++r) {
-        it.rules[r].applied = rules[r].apply(g, matches_[r], options_.node_limit);
+        it.rules[r].applied = rules[r].apply(g, matches_[r], options_.node_limit, deadline);
         node_limit_hit = g.num_nodes() > options_.node_limit;
         time_limit_hit = elapsed() >= options_.time_limit;
         if (node_limit_hit || time_limit_hit) break;
@@ -199,6 +203,13 @@ class Runner {
   }
 
  private:
+  // start + limit, or Deadline::max() when that is beyond any clock's range (no deadline).
+  static Deadline deadline_after(Deadline start, std::chrono::duration<double> limit) {
+    const std::chrono::duration<double> room = Deadline::max() - start;
+    if (!(limit < room)) return Deadline::max();
+    return start + std::chrono::duration_cast<Deadline::duration>(limit);
+  }
+
   static std::size_t shifted(std::size_t value, std::size_t times) {
     if (times >= 32 || value > (std::numeric_limits<std::size_t>::max() >> (times + 2)))
       return std::numeric_limits<std::size_t>::max() / 4;

@@ -200,9 +200,11 @@ class TensorBuilder {
   // The scalar 0 of type t (all bits zero).
   Id zero(DType t) { return constant(Literal(Shape(t, {}))); }
   // Zeros of `t`: broadcast of the scalar zero, its constant id interned once per dtype.
-  Id zeros(const Shape& t) {
+  // `t` is taken by value: a caller's reference into the e-graph's class data would dangle once
+  // adding the scalar grows it.
+  Id zeros(Shape t) {
     const Id scalar = patterned(DType(t.dtype), {}, "zero", [](std::int64_t, std::int64_t) { return 0.0; });
-    return broadcast(scalar, t.dims);
+    return broadcast(scalar, std::move(t.dims));
   }
   // A constant of shape dims whose element at (i, j) (rank 2) or i (rank 1) is f(i, j). `kind`
   // names the pattern f draws (one kind, one f): the literal is built once per kind, dtype and

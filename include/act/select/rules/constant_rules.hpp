@@ -11,13 +11,25 @@
 // where C : u8[bytes] is a new Constant holding c's row-major bytes (the bytes the constant
 // pool stores). Scalars and u8 vectors are left alone. The rule is idempotent (hash-consing),
 // adds at most three nodes per constant, and unites only c's class with its own byte view.
+//
+// A second rule, constant-materialisation, gives a Constant node to a constant class that an
+// operator computes from constants only (broadcast(s8 -7), negate(broadcast(19)), ...).
+// Extraction already treats such a class as a constant-pool leaf (ConstantFolder), but no load
+// could read it: loads match byte views, and only Constant nodes get one. Slices, reshapes and
+// other views of constants are left alone (they are read through the original's bytes), and so
+// are values over kMaxMaterialisedElements elements. Folding happens while the rule searches
+// (the e-graph is clean then; the folder's work bound applies), the node is added when it applies.
 #pragma once
 
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "act/core/literal.hpp"
 #include "act/egraph/pattern.hpp"
 #include "act/select/ir/builder.hpp"
+#include "act/select/ir/constant_folding.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 #include "act/select/ir/tensor_language.hpp"
 
@@ -29,6 +41,67 @@ inline bool has_byte_view(const Shape& type) {
   if (type.is_tuple || type.rank() == 0 || type.dtype == DType::pred) return false;
   if (bit_width(type.dtype) % 8 != 0) return false;
   return !(type.dtype == DType::u8 && type.rank() == 1);
+}
+
+inline constexpr std::int64_t kMaxMaterialisedElements = std::int64_t{1} << 16;
+
+// True when the class holds an operator that computes (not only views or copies) a value.
+inline bool computed_by_an_operator(const TensorGraph& g, egraph::Id cls) {
+  for (egraph::Id n : g.eclass(cls).nodes) {
+    const auto view = g.node(n);
+    if (view.op.kind != NodeKind::Operator) continue;
+    switch (view.op.opcode) {
+      case hlo::Opcode::Slice:
+      case hlo::Opcode::Reshape:
+      case hlo::Opcode::Transpose:
+      case hlo::Opcode::BitcastConvert:
+      case hlo::Opcode::Concatenate:
+      case hlo::Opcode::Copy: continue;
+      default: return true;
+    }
+  }
+  return false;
+}
+
+inline bool holds_constant_node(const TensorGraph& g, egraph::Id cls) {
+  for (egraph::Id n : g.eclass(cls).nodes)
+    if (g.node(n).op.kind == NodeKind::Constant) return true;
+  return false;
+}
+
+inline TensorRewrite constant_materialisation_rule(SelectionContext& context) {
+  using egraph::Id;
+  // One folder per e-graph the rule meets; the values folded during a search, by class.
+  struct State {
+    const TensorGraph* graph = nullptr;
+    std::unique_ptr<ConstantFolder> folder;
+    std::unordered_map<Id, std::int64_t> folded;
+  };
+  auto state = std::make_shared<State>();
+  SelectionContext* ctx = &context;
+  TensorPatternBuilder p;
+  TensorPattern pattern = p.build(p.var("?c"));
+  TensorRewrite rule("constant-materialisation", std::move(pattern),
+                     [ctx, state](TensorGraph& g, Id cls, const egraph::Subst&) -> std::optional<Id> {
+                       const auto it = state->folded.find(cls);
+                       if (it == state->folded.end()) return std::nullopt;
+                       TensorBuilder b(g, *ctx);
+                       return b.constant(ctx->constants[it->second]);
+                     });
+  rule.when([ctx, state](const TensorGraph& g, Id cls, const egraph::Subst&) {
+    const TensorData& d = g.data(cls);
+    if (!d.is_constant || !has_byte_view(d.type) || d.type.element_count() > kMaxMaterialisedElements) return false;
+    if (holds_constant_node(g, cls) || !computed_by_an_operator(g, cls)) return false;
+    if (state->graph != &g) {
+      state->graph = &g;
+      state->folder = std::make_unique<ConstantFolder>(g, *ctx);
+    }
+    const std::int64_t index = (*state->folder)(cls);
+    if (index < 0) return false;
+    state->folded[cls] = index;
+    return true;
+  });
+  return rule;
 }
 
 inline std::vector<TensorRewrite> constant_rules(SelectionContext& context) {
@@ -64,6 +137,7 @@ inline std::vector<TensorRewrite> constant_rules(SelectionContext& context) {
   });
   std::vector<TensorRewrite> rules;
   rules.push_back(std::move(rule));
+  rules.push_back(constant_materialisation_rule(context));
   return rules;
 }
 

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,6 +47,7 @@ class SplitSizes {
   SplitSizes() = default;
   explicit SplitSizes(const isa::IsaView& isa) : unconstrained_(isa.instructions.size() == 0) {
     for (const isa::Instruction& inst : isa.instructions) add_instruction(inst);
+    merge_rows();
   }
 
   // Where to cut an extent n of `role` (for `opcode` when the role is Rows) of element type t:
@@ -55,17 +57,15 @@ class SplitSizes {
                                           std::size_t rank = 1) const {
     if (n < 2) return std::nullopt;
     if (unconstrained_) return n % 2 == 0 ? std::optional(n / 2) : std::nullopt;
-    const std::set<std::int64_t> s = extents_for(role, t, opcode, rank);
+    const Extents s = extents_for(role, t, opcode, rank);
     if (s.empty()) return std::nullopt;
-    if (s.count(n)) return std::nullopt;
+    if (s.contains(n)) return std::nullopt;
     for (std::int64_t m = n; m % 2 == 0; m /= 2)
-      if (s.count(m / 2)) return n / 2;
+      if (s.contains(m / 2)) return n / 2;
     // Rows of elementwise operators are only halved: peeling single rows off odd extents
     // (vmulps computes one row) multiplied the e-graph without enabling an instruction.
     if (role == SplitRole::Rows) return std::nullopt;
-    auto below = s.lower_bound(n);
-    if (below == s.begin()) return std::nullopt;
-    return *std::prev(below);
+    return s.largest_below(n);
   }
 
   // Whether an introduced square constant of extent n (the identity of x -> dot(x, I)) can be
@@ -75,14 +75,19 @@ class SplitSizes {
   // No ISA, or an ISA whose dots record no extent: any n.
   bool contracting_fits(DType t, std::int64_t n) const {
     if (unconstrained_) return true;
-    const std::set<std::int64_t> s = extents_for(SplitRole::DotContracting, t, hlo::Opcode::Copy, 1);
-    return s.empty() || n <= *s.rbegin();
+    const Extents s = extents_for(SplitRole::DotContracting, t, hlo::Opcode::Copy, 1);
+    return s.empty() || n <= s.largest();
   }
 
   // The extents recorded for a role (tests and `act rules`).
   std::vector<std::int64_t> sizes(SplitRole role, DType t, hlo::Opcode opcode = hlo::Opcode::Copy, std::size_t rank = 1) const {
-    const std::set<std::int64_t> s = extents_for(role, t, opcode, rank);
-    return std::vector<std::int64_t>(s.begin(), s.end());
+    const Extents s = extents_for(role, t, opcode, rank);
+    std::vector<std::int64_t> out;
+    if (s.plus_one) out.push_back(1);
+    if (s.values)
+      for (std::int64_t v : *s.values)
+        if (!(s.plus_one && v == 1)) out.push_back(v);
+    return out;
   }
 
  private:
@@ -94,19 +99,52 @@ class SplitSizes {
     friend auto operator<=>(const Key&, const Key&) = default;
   };
 
-  std::set<std::int64_t> extents_for(SplitRole role, DType t, hlo::Opcode opcode, std::size_t rank) const {
+  // The extents of one role: a recorded set, and for rows also 1 when the value has a higher
+  // rank than some instruction's result. A view into sizes_ / rows_: split_point runs for every
+  // split axiom's match, and copying sets of up to kMaxSize values there dominated rewriting.
+  struct Extents {
+    const std::set<std::int64_t>* values = nullptr;
+    bool plus_one = false;
+    bool empty() const { return !plus_one && (!values || values->empty()); }
+    bool contains(std::int64_t n) const { return (plus_one && n == 1) || (values && values->count(n) > 0); }
+    std::int64_t largest() const {
+      const std::int64_t recorded = values && !values->empty() ? *values->rbegin() : 0;
+      return std::max<std::int64_t>(recorded, plus_one ? 1 : 0);
+    }
+    // The largest extent below n, if any.
+    std::optional<std::int64_t> largest_below(std::int64_t n) const {
+      std::optional<std::int64_t> best;
+      if (plus_one && 1 < n) best = 1;
+      if (values)
+        if (const auto it = values->lower_bound(n); it != values->begin()) best = std::max(best.value_or(1), *std::prev(it));
+      return best;
+    }
+  };
+
+  // Rows of one (opcode, type): every rank's extents merged, and the lowest rank recorded.
+  struct RowExtents {
+    std::set<std::int64_t> values;
+    std::size_t lowest_rank = std::numeric_limits<std::size_t>::max();
+  };
+
+  Extents extents_for(SplitRole role, DType t, hlo::Opcode opcode, std::size_t rank) const {
     if (role != SplitRole::Rows) {
       const auto it = sizes_.find(Key{role, hlo::Opcode::Copy, t});
-      return it == sizes_.end() ? std::set<std::int64_t>{} : it->second;
+      return it == sizes_.end() ? Extents{} : Extents{&it->second, false};
     }
-    std::set<std::int64_t> out;
-    for (auto it = sizes_.lower_bound(Key{role, opcode, t, 0}); it != sizes_.end(); ++it) {
-      const Key& k = it->first;
-      if (k.role != role || k.opcode != opcode || k.dtype != t) break;
-      out.insert(it->second.begin(), it->second.end());
-      if (k.rank < rank && !it->second.empty()) out.insert(1);
+    const auto it = rows_.find(Key{role, opcode, t});
+    if (it == rows_.end()) return Extents{};
+    return Extents{&it->second.values, it->second.lowest_rank < rank};
+  }
+
+  // Fills rows_ from sizes_ once every instruction is recorded.
+  void merge_rows() {
+    for (const auto& [k, values] : sizes_) {
+      if (k.role != SplitRole::Rows || values.empty()) continue;
+      RowExtents& r = rows_[Key{k.role, k.opcode, k.dtype}];
+      r.values.insert(values.begin(), values.end());
+      r.lowest_rank = std::min(r.lowest_rank, k.rank);
     }
-    return out;
   }
 
   // The values dim `d` of `i` takes as alpha ranges over its feasible values.
@@ -213,6 +251,7 @@ class SplitSizes {
 
   bool unconstrained_ = true;
   std::map<Key, std::set<std::int64_t>> sizes_;
+  std::map<Key, RowExtents> rows_;  // key rank 0
 };
 
 // The split sizes of `isa`, computed once per process (descriptions are static data: their

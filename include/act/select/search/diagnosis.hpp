@@ -3,6 +3,8 @@
 // help (search/group_explorer.hpp), read off a RequestGraph.
 #pragma once
 
+#include <chrono>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -41,10 +43,13 @@ class NearestRule {
   }
 
   // The closest miss among the rules whose instruction writes `buffer` (any buffer when < 0),
-  // matched at `classes` (dense ids, earlier ones preferred on ties).
-  std::optional<Miss> find(const std::vector<std::uint32_t>& classes, int buffer) const {
+  // matched at `classes` (dense ids, earlier ones preferred on ties). Classes after `until`
+  // has passed are not looked at.
+  std::optional<Miss> find(const std::vector<std::uint32_t>& classes, int buffer,
+                           std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max()) const {
     std::optional<Miss> best;
-    for (const std::uint32_t c : classes)
+    for (const std::uint32_t c : classes) {
+      if (until != std::chrono::steady_clock::time_point::max() && std::chrono::steady_clock::now() >= until) break;
       for (std::size_t r = 0; r < rules_.rules.size(); ++r) {
         const IsaRuleInfo& info = *rules_.infos[r];
         const isa::Instruction& inst = context_.isa.instructions[info.instruction];
@@ -55,6 +60,7 @@ class NearestRule {
           return ++matches < kMatchesPerClass;
         });
       }
+    }
     return best;
   }
 
@@ -131,13 +137,26 @@ inline bool is_data_movement(hlo::Opcode op) {
 // Then the rule that came closest to producing the root or one of those classes, the
 // precondition it missed, and, when that is an input the rule's instruction cannot get into
 // the buffer it reads, the rule that came closest to putting it there (NearestRule).
-inline std::string explain_unmet_roots(const RequestGraph& requests, std::size_t max_blockers = 4) {
+// Each class costs a search of every ISA rule, so the nearest rule is looked for only for the
+// first kNearestRuleRoots unmet roots, at the first kNearestRuleClasses unproducible classes
+// met breadth-first (the closest to the root): on an e-graph of 80k nodes with 13 unmet roots,
+// all of them took 120 ms, past a compile's budget.
+inline constexpr std::size_t kNearestRuleRoots = 4;
+inline constexpr std::size_t kNearestRuleClasses = 64;
+
+// The nearest rules are looked for only until `until` (a compile's budget plus a little: on
+// an e-graph of 40k nodes under ASan they took 130 ms); the message says when that cut them.
+inline std::string explain_unmet_roots(const RequestGraph& requests, std::size_t max_blockers = 4,
+                                       std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max()) {
   using Request = RequestGraph::Request;
   std::optional<NearestRule> nearest;
   std::string out;
+  std::size_t unmet = 0;
+  bool out_of_time = false;
   for (std::size_t r = 0; r < requests.roots().size(); ++r) {
     const Request root = requests.roots()[r];
     if (requests.producible(requests.key(root))) continue;
+    ++unmet;
     if (!out.empty()) out += '\n';
     out += fmt::format("root {} ({}) cannot be produced in {}", r, to_string(requests.graph().data(requests.eclass(root.cls)).type),
                        requests.context().isa.buffers[static_cast<std::size_t>(requests.hbm())].name);
@@ -180,19 +199,25 @@ inline std::string explain_unmet_roots(const RequestGraph& requests, std::size_t
     for (std::size_t k = 0; blockers.size() < max_blockers && k < movements.size(); ++k) blockers.push_back(movements[k]);
     if (!blockers.empty()) out += fmt::format("; no instruction computes: {}", fmt::join(blockers, "; "));
 
+    if (unmet > kNearestRuleRoots) continue;
+    if (until != std::chrono::steady_clock::time_point::max() && std::chrono::steady_clock::now() >= until) {
+      out_of_time = true;
+      continue;
+    }
     if (!nearest) nearest.emplace(requests);
-    std::optional<NearestRule::Miss> miss = nearest->find({root.cls}, root.buffer);
+    std::optional<NearestRule::Miss> miss = nearest->find({root.cls}, root.buffer, until);
     std::vector<std::uint32_t> unproducible;
-    for (const std::uint32_t c : queue)
-      if (!requests.producible_somewhere(c)) unproducible.push_back(c);
-    if (std::optional<NearestRule::Miss> inner = nearest->find(unproducible, -1); inner && (!miss || inner->held > miss->held))
+    for (std::size_t q = 0; q < queue.size() && unproducible.size() < kNearestRuleClasses; ++q)
+      if (!requests.producible_somewhere(queue[q])) unproducible.push_back(queue[q]);
+    if (std::optional<NearestRule::Miss> inner = nearest->find(unproducible, -1, until); inner && (!miss || inner->held > miss->held))
       miss = std::move(inner);
     if (!miss) continue;
     out += fmt::format("; nearest rule: {}", nearest->describe(*miss));
     if (miss->unmet_input)
-      if (const auto there = nearest->find({miss->unmet_input->cls}, miss->unmet_input->buffer))
+      if (const auto there = nearest->find({miss->unmet_input->cls}, miss->unmet_input->buffer, until))
         out += fmt::format("; nearest rule for that input: {}", nearest->describe(*there));
   }
+  if (out_of_time) out += "\n(the nearest rules were not looked for at every root: the diagnosis ran out of time)";
   return out;
 }
 

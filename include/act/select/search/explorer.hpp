@@ -143,8 +143,9 @@ class Explorer {
   // The root requests the current e-graph cannot meet and, for each, the first classes whose
   // operands are producible but which no instruction computes (empty when every root can be
   // produced). Rebuilds the e-graph if needed.
-  std::string unmet_roots() {
-    return with_probe([](const Extractor& e) { return e.explain_unmet_roots(); });
+  // `until`: when to stop looking for nearest rules (explain_unmet_roots).
+  std::string unmet_roots(std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max()) {
+    return with_probe([until](const Extractor& e) { return e.explain_unmet_roots(4, until); });
   }
 
   // Extractor::unmet_byte_view_of_producible_value on the current e-graph.

@@ -118,7 +118,10 @@ class Extractor {
   std::size_t states_visited() const { return states_; }
 
   // Diagnosis of an empty enumeration (diagnosis.hpp).
-  std::string explain_unmet_roots(std::size_t max_blockers = 4) const { return select::explain_unmet_roots(requests_, max_blockers); }
+  std::string explain_unmet_roots(std::size_t max_blockers = 4,
+                                  std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max()) const {
+    return select::explain_unmet_roots(requests_, max_blockers, until);
+  }
   bool unmet_byte_view_of_producible_value() const { return select::unmet_byte_view_of_producible_value(requests_); }
   bool unmet_root_exceeds_a_store() const { return select::unmet_root_exceeds_a_store(requests_); }
 

@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "act/hlo/module.hpp"
-#include "act/select/search/constant_folding.hpp"
+#include "act/select/ir/constant_folding.hpp"
 #include "act/select/search/explorer.hpp"
 #include "act/select/init/kernel_graph.hpp"
 #include "act/select/init/output_groups.hpp"
@@ -135,11 +135,11 @@ class GroupExplorer {
   const sim::KernelImage& image() const { return groups_.front()->init.image; }
 
   // Every group's unmet root requests (Explorer::unmet_roots), one group after another.
-  std::string unmet_roots() const {
+  std::string unmet_roots(std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max()) const {
     std::string out;
     for (const auto& g : groups_) {
       if (!g->explorer) continue;
-      const std::string unmet = g->explorer->unmet_roots();
+      const std::string unmet = g->explorer->unmet_roots(until);
       if (unmet.empty()) continue;
       if (!out.empty()) out += "\n";
       out += groups_.size() == 1 ? unmet : fmt::format("outputs {}: {}", fmt::join(g->outputs, ","), unmet);

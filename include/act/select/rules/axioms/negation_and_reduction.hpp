@@ -1,6 +1,7 @@
 // Rewrites for accelerators that have only matmuls and adds (issue 16, Gemmini):
 //   negate(x:[n,m])  → dot(x, -I[m,m])          -x[i,j] = sum_k x[i,k] (-I)[k,j]
 //   subtract(x, y)   → add(x, negate(y))
+//   subtract(x, x)   → broadcast(0)                (folds what depends on it: clamp(lo, x - x, hi))
 //   reshape<[k,1]>(reduce-add<{d}>(x:[.,.], 0)) → dot(x, ones[n_d, 1]) contracting x's dim d
 //   reshape<[1,k]>(reduce-add<{d}>(x:[.,.], 0)) → dot(ones[1, n_d], x) contracting x's dim d
 // The last two keep the reduced dim as a unit dim, so the dot is one matmul with a ones column
@@ -45,6 +46,10 @@ inline void add_negation_and_reduction_axioms(SelectionContext& ctx, std::vector
               const Id negated = b.op(Negate, NodeAttributes{}, {v.cls("?y")});
               return b.op(Add, NodeAttributes{}, {v.cls("?x"), negated});
             });
+  rules.add(AxiomInfo{"subtract-of-itself", AxiomFamily::Elementwise, "subtract-of-itself", {Subtract}, {Broadcast, Constant},
+                      false, "issue 16: x - x = 0 in wrapping integers (for floats, Inf - Inf is NaN)"},
+            "(subtract ?x ?x)", [](const View& v) { return wrapping_integer(v.root_type().dtype); },
+            [](const View& v, Build& b) { return b.zeros(v.root_type()); });
   rules.add(AxiomInfo{"reduce-keepdim-as-dot", AxiomFamily::Reduction, "reduce-keepdim-as-dot", {Reshape, Reduce}, {Dot, Constant},
                       false, "issue 16: a reduce whose result is reshaped to keep the reduced dim, as a dot with a ones column"},
             "(reshape@outer (reduce@r ?x ?init))",

@@ -438,6 +438,19 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
               return b.op(Reverse, a, {v.cls("?x")});
             });
 
+  // reverse<{d, rest...}>(x) → reverse<{d}>(reverse<{rest...}>(x)): one dimension at a time
+  // (the converse of reverse-of-reverse), so reverse-as-dot reaches a reverse of both dims of a
+  // matrix, as two dots with the reversed identity.
+  rules.add(info("reverse-one-dimension-at-a-time", L, {Reverse}, {Reverse}, "issue 16: converse of rewrites.md REV-2"),
+            "(reverse@outer ?x)", [](const View& v) { return v.attr("outer").dimensions.size() >= 2; },
+            [](const View& v, Build& b) {
+              const Dims all = v.attr("outer").dimensions;
+              NodeAttributes first, rest;
+              first.dimensions = {all.front()};
+              rest.dimensions = Dims(all.begin() + 1, all.end());
+              return b.op(Reverse, first, {b.op(Reverse, rest, {v.cls("?x")})});
+            });
+
   // rewrites.md REV-1 (TensorRight reverse/rule01): reversing only size-1 dims → x.
   rules.add(
       info("reverse-size-one", L, {Reverse}, {}, "rewrites.md REV-1"), "(reverse@outer ?x)",
