@@ -699,6 +699,26 @@ std::map<std::string, Generator> generators() {
     const auto kept = d[a.dimensions[0] == 0 ? 1 : 0];
     s.reshape(r, s.coin() ? Dims{kept, 1} : Dims{1, kept});
   };
+  // issue 16 (rules/axioms/min_max_via_relu.hpp): without an ISA every integer type qualifies.
+  for (const char* name : {"maximum-as-widened-relu", "minimum-as-widened-relu"})
+    m[name] = [name](Instance& s, const AxiomInfo&) {
+      static constexpr DType kTypes[] = {DType::s8, DType::u8, DType::s16, DType::s32};
+      const DType t = kTypes[s.pick(0, 3)];
+      const Dims d = s.dims(s.pick(1, 3));
+      const Opcode code = std::string_view(name).starts_with("maximum") ? Opcode::Maximum : Opcode::Minimum;
+      s.op(code, NodeAttributes{}, {s.leaf(t, d), s.leaf(t, d)});
+    };
+  m["add-of-widened-as-mac"] = [](Instance& s, const AxiomInfo&) {
+    const DType w = s.coin() ? DType::s32 : DType::s16;
+    const Id y = s.leaf(s.coin() ? DType::s8 : DType::u8, s.dims(2));
+    const Id wide = s.unary(Opcode::Convert, y, w);
+    s.op(Opcode::Add, NodeAttributes{}, {wide, s.leaf(w, s.g.data(wide).type.dims)});
+  };
+  m["negate-widened-as-dot"] = [](Instance& s, const AxiomInfo&) {
+    // Near miss (half the instances): u8 operands, where -1 is no u8 and the rule must not apply.
+    const Id wide = s.unary(Opcode::Convert, s.leaf(s.coin() ? DType::s8 : DType::u8, s.dims(2)), DType::s32);
+    s.unary(Opcode::Negate, wide);
+  };
   m["dot-identity-introduction"] = [](Instance& s, const AxiomInfo&) {
     s.unary(Opcode::Negate, s.leaf(s.dtype(), s.dims(2)));
   };

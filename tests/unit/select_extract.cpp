@@ -337,6 +337,42 @@ TEST_CASE("extract: a deadline stops an endless level, not exhaustive, timed out
   CHECK_FALSE(y.timed_out());
 }
 
+TEST_CASE("extract: a shared work limit stops extractors like a deadline, and counts every step", "[select][extract]") {
+  Fixture f;
+  // The endless e-graph again: 2^41 graphs of one size.
+  constexpr int n = 40;
+  const Id b = f.pii("load_rm", {f.input(2)});
+  Id c = f.pii("load_rm", {f.input(0)});
+  f.unite(c, f.pii("load_rm", {f.input(1)}));
+  for (int i = 0; i < n; ++i) {
+    const Id next = f.pii("mov", {f.pii("gemm", {c, b})});
+    f.unite(next, f.pii("mov", {f.pii("gemm", {b, c})}));
+    c = f.graph.find(next);
+  }
+  const Id root = f.pii("store_rm", {c});
+  SearchWork work;
+  ExtractorOptions options{4 * n, {}};
+  options.work = &work;
+  Extractor x(f.graph, f.context, {root}, options);
+  REQUIRE(x.next());
+  const std::uint64_t first = work.spent;
+  CHECK(first > 0);
+  work.limit = first + 5'000;
+  std::size_t yielded = 1;
+  while (x.next() && yielded < 1'000'000) ++yielded;
+  CHECK(yielded < 1'000'000);
+  CHECK(work.spent == first + 5'000);  // the step that reached the limit was the last
+  CHECK(work.exhausted());
+  CHECK(x.timed_out());
+  CHECK_FALSE(x.exhaustive());
+  // A second extractor sharing the spent counter stops at once; one without it goes on.
+  Extractor y(f.graph, f.context, {root}, options);
+  CHECK_FALSE(y.next());
+  CHECK(work.spent == first + 5'000);
+  Extractor z(f.graph, f.context, {root}, ExtractorOptions{4 * n, {}});
+  CHECK(z.next());
+}
+
 TEST_CASE("extract: a finished search is exhaustive and not timed out, even with a deadline", "[select][extract]") {
   Fixture f;
   const Id root = f.pii("store_rm", {f.pii("load_rm", {f.input(0)})});

@@ -333,14 +333,31 @@ inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaV
   return out;
 }
 
+// Deterministic compiles search at least this many extraction steps past the best candidate
+// (about a millisecond or two of extraction): a best found by the greedy graph spent none.
+inline constexpr std::uint64_t kMinSearchWork = std::uint64_t{1} << 20;
+
 // Fig. 12a over any IsaView.
 inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa, const Options& options) {
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(options.timeout);
+  // The search ends a little before the budget (5 %, at least 25 ms, when that is under half
+  // of it): what follows a fruitless search, the no-program diagnosis (bounded by the budget)
+  // and freeing a large e-graph, must fit in the budget's tolerance too (10 % or 50 ms), also
+  // under ASan, where they took up to 90 ms.
+  const auto budget = std::chrono::duration_cast<Clock::duration>(options.timeout);
+  const auto reserve = std::max<Clock::duration>(std::chrono::milliseconds(25), budget / 20);
+  const auto end_of_budget = start + budget;
+  const auto deadline = reserve < budget / 2 ? end_of_budget - reserve : end_of_budget;
   CompileOutcome outcome;
+  // Extraction work, counted for --stats and, when deterministic, bounded once a best exists:
+  // the heuristic's "patience x the work that found the best" (at least kMinSearchWork more),
+  // so a deterministic compile ends on work, not on its timeout, when no further candidate comes.
+  select::SearchWork work;
+  Options stream_options = options;
+  stream_options.explorer.extractor.work = &work;
   std::optional<CandidateStream> stream;
   try {
-    stream.emplace(kernel, isa, options, start, deadline);
+    stream.emplace(kernel, isa, std::move(stream_options), start, deadline);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
     outcome.statistics.total_seconds = seconds_since(start);
@@ -365,6 +382,7 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
     std::optional<Candidate> c = stream->next(until);
     if (!c) {
       if (stream->exhausted()) stop = StopReason::Exhausted;
+      else if (work.exhausted()) stop = StopReason::Heuristic;
       else stop = stream->timed_out() || Clock::now() >= deadline ? StopReason::Timeout : StopReason::Heuristic;
       break;
     }
@@ -376,6 +394,10 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
       best_cost = cost;
       best = std::move(c);
       best_index = candidates;
+      if (options.deterministic) {
+        const auto spent = static_cast<double>(work.spent);
+        work.limit = static_cast<std::uint64_t>(std::max(options.patience * spent, spent + static_cast<double>(kMinSearchWork)));
+      }
     } else if (options.deterministic ? static_cast<double>(candidates) > options.patience * static_cast<double>(best_index)
                                      : seconds_since(start) > options.patience * best->seconds) {
       stop = StopReason::Heuristic;
@@ -391,16 +413,18 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
   s.best_candidate = best_index;
   s.best_seconds = best ? best->seconds : 0;
   s.cost_seconds = cost_seconds;
+  s.extraction_steps = work.spent;
   s.stop = stop;
   s.total_seconds = seconds_since(start);
   outcome.statistics = s;
   if (!best) {
-    // The diagnosis may run a little past the budget (5 %, at least 25 ms): the budget's
-    // tolerance is 10 % or 50 ms. Deterministic compiles bound it by work only.
-    const auto grace = std::max<Clock::duration>(std::chrono::milliseconds(25), (deadline - start) / 20);
+    // The diagnosis looks for nearest rules until the budget's end (the search left it the
+    // reserve), and at least `reserve` past the search if that overran. Deterministic compiles
+    // bound it by work only.
     const auto from = std::max(Clock::now(), deadline);
-    const auto diagnosis_until =
-        options.deterministic || Clock::time_point::max() - from <= grace ? Clock::time_point::max() : from + grace;
+    const auto diagnosis_until = options.deterministic || Clock::time_point::max() - from <= reserve
+                                     ? Clock::time_point::max()
+                                     : std::max(end_of_budget, from + reserve);
     outcome.message = no_program_message(kernel, isa, options, s, stream->allocation_failures(),
                                          s.pii_graphs == 0 ? stream->unmet_roots(diagnosis_until) : std::string());
     return outcome;

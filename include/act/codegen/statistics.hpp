@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,7 @@ struct Statistics {
   std::vector<std::string> top_rules;
   // Module 3: extraction (explorer time not spent rewriting).
   double extract_seconds = 0;
+  std::uint64_t extraction_steps = 0;  // search work (DFS steps, bound visits; select::SearchWork)
   std::size_t rounds = 0;       // k of the last round
   std::size_t budget = 0;       // Γ(k) of the last round
   std::size_t pii_graphs = 0;   // pii graphs handed to phase 2
@@ -79,8 +81,8 @@ struct Statistics {
                        saturated ? ", saturated" : "");
     out += fmt::format("  rules applied:    {} IR->IR axioms, {} IR->ISA, {} identity/constant; most applied: {}\n",
                        axioms_applied, isa_rules_applied, identity_rules_applied, fmt::join(top_rules, ", "));
-    out += fmt::format("module 3 extract:   {:8.3f} ms, {} pii graphs, {} rounds, budget {}\n", extract_seconds * 1e3,
-                       pii_graphs, rounds, budget);
+    out += fmt::format("module 3 extract:   {:8.3f} ms, {} pii graphs, {} rounds, budget {}, {} steps\n", extract_seconds * 1e3,
+                       pii_graphs, rounds, budget, extraction_steps);
     out += fmt::format("module 4+6 sched:   {:8.3f} ms, {} schedules tried, {} pruned, {} live ranges split, {} pii graphs not allocated\n",
                        schedule_emit_seconds * 1e3, schedules_tried, schedules_pruned, live_range_splits, allocation_failures);
     out += fmt::format("module 5 csp:       {:8.3f} ms, chosen CSP: {} variables, {} constraints, {} interference edges\n",

@@ -13,6 +13,7 @@
 #include "act/select/rules/axioms/elementwise.hpp"
 #include "act/select/rules/axioms/negation_and_reduction.hpp"
 #include "act/select/rules/axioms/layout.hpp"
+#include "act/select/rules/axioms/min_max_via_relu.hpp"
 #include "act/select/rules/axioms/slicing.hpp"
 #include "act/select/rules/axioms/support.hpp"
 
@@ -28,6 +29,7 @@ inline std::vector<Axiom> ir_axiom_set(SelectionContext& context) {
   axiom_detail::add_elementwise_axioms(context, out);
   axiom_detail::add_dot_axioms(context, out);
   axiom_detail::add_negation_and_reduction_axioms(context, out);
+  axiom_detail::add_min_max_via_relu_axioms(context, out);
   return out;
 }
 

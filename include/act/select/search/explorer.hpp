@@ -165,6 +165,7 @@ class Explorer {
     if (!graph_.is_clean()) graph_.rebuild();
     ExtractorOptions probe = options_.extractor;
     probe.max_size = 0;
+    probe.work = nullptr;  // a diagnosis is not enumeration work (and must not end on its limit)
     const Extractor extractor(graph_, context_, roots_, std::move(probe));
     return f(extractor);
   }

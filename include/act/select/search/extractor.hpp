@@ -63,6 +63,15 @@ class PiiGraphSet {
   std::set<std::vector<std::int64_t>> keys_;
 };
 
+// Extraction work (DFS steps and bound visits) counted across the extractors that share it,
+// so a caller can bound the enumeration by work rather than by the clock (deterministic
+// compiles). An extractor stops, as on its deadline, once `spent` reaches `limit`.
+struct SearchWork {
+  std::uint64_t spent = 0;
+  std::uint64_t limit = std::numeric_limits<std::uint64_t>::max();
+  bool exhausted() const { return spent >= limit; }
+};
+
 struct ExtractorOptions {
   std::size_t max_size = 64;  // N_max: instruction nodes (pii + identity) per graph
   // Gives the constant-pool id of a constant class without a Constant e-node (e.g. by
@@ -71,6 +80,8 @@ struct ExtractorOptions {
   // The search stops once this passes (checked every few thousand steps, so one enumeration
   // level cannot outlive it): next() returns nullopt, exhaustive() is false, timed_out() true.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // Shared work counter (not owned; may be null); its limit ends the search like the deadline.
+  SearchWork* work = nullptr;
 };
 
 class Extractor {
@@ -357,10 +368,15 @@ class Extractor {
     return bound_memo_[k] = value;
   }
 
-  // One unit of search work (a DFS step or a bound visit); reads the clock every
-  // kDeadlineStride units so the check stays cheap. Sticky once the deadline has passed.
+  // One unit of search work (a DFS step or a bound visit), counted in options_.work; reads the
+  // clock every kDeadlineStride units so the check stays cheap. Sticky once the deadline has
+  // passed or the shared work limit is reached.
   bool out_of_time() {
     if (expired_) return true;
+    if (options_.work) {
+      if (options_.work->exhausted()) return expired_ = true;
+      ++options_.work->spent;
+    }
     if (options_.deadline == std::chrono::steady_clock::time_point::max() || ++ticks_ % kDeadlineStride != 0) return false;
     expired_ = std::chrono::steady_clock::now() >= options_.deadline;
     return expired_;
