@@ -9,7 +9,8 @@
 // update covers its operand is followed into the update; the inputs it no longer reads (the old
 // window of tilestored) become Undefined leaves. Alpha candidates: the values that make one of
 // Out0's dims equal to C's (one alpha per dim expression), C's dims, and C's byte distances
-// along each dim; each is checked against the alpha-only constraints and the types.
+// along each dim; with several alphas (at most kMaxMovementAlphas), every combination of them.
+// Each is checked against Out0's dims, the alpha-only constraints and the types.
 #pragma once
 
 #include <map>
@@ -135,6 +136,10 @@ inline std::optional<ByteView> divide(const ByteView& c_view, const ByteView& p_
   return q;
 }
 
+// Movement instructions with more alphas than this are not matched through views (every alpha
+// ranges over the same few candidate values, so combinations grow as values^alphas).
+inline constexpr std::size_t kMaxMovementAlphas = 3;
+
 struct MovementInstruction {
   std::size_t index = 0;
   DType out_dtype = DType::u8;
@@ -224,35 +229,50 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
       const isa::Instruction& inst = ctx->isa.instructions[mi.index];
       for (const ClassView& cv : views) {
         if (cv.base == cls) continue;
-        // Alpha candidates (one alpha: see the comment above; several: not attempted).
-        std::vector<std::vector<std::int64_t>> candidates;
-        if (inst.alpha.size() == 0) {
-          candidates.push_back({});
-        } else if (inst.alpha.size() == 1) {
-          std::set<std::int64_t> values(type.dims.begin(), type.dims.end());
-          const auto strides = view_detail::row_major_strides(type.dims);
-          for (std::size_t d = 0; d < type.dims.size(); ++d)
-            if (type.dims[d] > 1)
-              values.insert(cv.view.element_offset(strides[d]) - cv.view.element_offset(0));
-          for (std::size_t d = 0; d < mi.out_dims.size(); ++d) {
-            const auto parsed = sym::try_parse(mi.out_dims[d]);
-            if (!parsed.ok()) continue;
-            for (std::int64_t v = 1; v <= type.dims[d]; ++v) {
-              const auto r = sym::try_evaluate(parsed.expr, [&](std::string_view) -> std::optional<std::int64_t> { return v; });
-              if (r.ok() && r.value == type.dims[d]) values.insert(v);
-            }
+        // Alpha candidates (see the header comment): every alpha takes each candidate value,
+        // and a combination is kept when Out0's dims come out as C's and the alpha-only
+        // constraints hold (gemmini_hw's mvin_spad has two: tiles and stride).
+        std::set<std::int64_t> values(type.dims.begin(), type.dims.end());
+        const auto strides = view_detail::row_major_strides(type.dims);
+        for (std::size_t d = 0; d < type.dims.size(); ++d)
+          if (type.dims[d] > 1) values.insert(cv.view.element_offset(strides[d]) - cv.view.element_offset(0));
+        for (std::size_t d = 0; d < mi.out_dims.size(); ++d) {
+          const auto parsed = sym::try_parse(mi.out_dims[d]);
+          if (!parsed.ok()) continue;
+          for (std::int64_t v = 1; v <= type.dims[d]; ++v) {
+            const auto r = sym::try_evaluate(parsed.expr, [&](std::string_view) -> std::optional<std::int64_t> { return v; });
+            if (r.ok() && r.value == type.dims[d]) values.insert(v);
           }
-          for (std::int64_t v : values)
-            if (v > 0) candidates.push_back({v});
+        }
+        std::erase_if(values, [](std::int64_t v) { return v <= 0; });
+        if (inst.alpha.size() > kMaxMovementAlphas || (values.empty() && !inst.alpha.empty())) continue;
+        std::vector<std::vector<std::int64_t>> candidates{{}};
+        for (std::size_t a = 0; a < inst.alpha.size(); ++a) {
+          std::vector<std::vector<std::int64_t>> longer;
+          for (const auto& prefix : candidates)
+            for (std::int64_t v : values) {
+              longer.push_back(prefix);
+              longer.back().push_back(v);
+            }
+          candidates = std::move(longer);
         }
         for (const auto& alpha : candidates) {
+          const auto env = [&](std::string_view name) -> std::optional<std::int64_t> {
+            for (std::size_t k = 0; k < inst.alpha.size(); ++k)
+              if (inst.alpha[k] == name) return alpha[k];
+            return std::nullopt;
+          };
           bool ok = true;
+          for (std::size_t d = 0; d < mi.out_dims.size() && ok; ++d) {
+            const auto parsed = sym::try_parse(mi.out_dims[d]);
+            const auto r = parsed.ok() ? sym::try_evaluate(parsed.expr, env) : sym::EvalResult{};
+            ok = r.ok() && r.value == type.dims[d];
+          }
           for (const auto& k : mi.alpha_constraints) {
+            if (!ok) break;
             const auto parsed = sym::try_parse(k);
-            const auto r = parsed.ok() ? sym::try_evaluate(parsed.expr, [&](std::string_view) -> std::optional<std::int64_t> {
-              return alpha.empty() ? std::nullopt : std::optional<std::int64_t>(alpha[0]);
-            }) : sym::EvalResult{};
-            ok = ok && r.ok() && r.value != 0;
+            const auto r = parsed.ok() ? sym::try_evaluate(parsed.expr, env) : sym::EvalResult{};
+            ok = r.ok() && r.value != 0;
           }
           if (!ok) continue;
           auto key = SemanticsKey{mi.index, alpha};
