@@ -42,6 +42,20 @@ struct Fixture {
     graph.unite(a, b);
     graph.rebuild();
   }
+  // The root of c0 = load_rm(q0) | load_rm(q1); b = load_rm(q2);
+  // c(i+1) = mov(gemm(c(i), b)) | mov(gemm(b, c(i))); store_rm(c(n)):
+  // 2^(n+1) graphs of the minimum size 2n+3.
+  Id exponential_chain(int n) {
+    const Id b = pii("load_rm", {input(2)});
+    Id c = pii("load_rm", {input(0)});
+    unite(c, pii("load_rm", {input(1)}));
+    for (int i = 0; i < n; ++i) {
+      const Id next = pii("mov", {pii("gemm", {c, b})});
+      unite(next, pii("mov", {pii("gemm", {b, c})}));
+      c = graph.find(next);
+    }
+    return pii("store_rm", {c});
+  }
   std::vector<PiiGraph> all(Id root, std::size_t max_size, bool* exhaustive = nullptr) {
     Extractor x(graph, context, {root}, ExtractorOptions{max_size, {}});
     std::vector<PiiGraph> out;
@@ -235,18 +249,8 @@ TEST_CASE("extract: smallest first, deduplicated, and bounded on cycles", "[sele
 
 TEST_CASE("extract: lazy on an e-graph with exponentially many graphs", "[select][extract]") {
   Fixture f;
-  // c0 = load_rm(q0) | load_rm(q1); b = load_rm(q2);
-  // c(i+1) = mov(gemm(c(i), b)) | mov(gemm(b, c(i))): 2^(n+1) graphs of the minimum size 2n+3.
-  constexpr int n = 40;
-  const Id b = f.pii("load_rm", {f.input(2)});
-  Id c = f.pii("load_rm", {f.input(0)});
-  f.unite(c, f.pii("load_rm", {f.input(1)}));
-  for (int i = 0; i < n; ++i) {
-    const Id next = f.pii("mov", {f.pii("gemm", {c, b})});
-    f.unite(next, f.pii("mov", {f.pii("gemm", {b, c})}));
-    c = f.graph.find(next);
-  }
-  const Id root = f.pii("store_rm", {c});
+  constexpr int n = 40;  // 2^41 graphs of size 83
+  const Id root = f.exponential_chain(n);
   Extractor x(f.graph, f.context, {root}, ExtractorOptions{4 * n, {}});
   CHECK(x.min_size(root, kD0) == 2 * n + 3);
   std::vector<std::vector<std::int64_t>> keys;
@@ -313,15 +317,7 @@ TEST_CASE("extract: a deadline stops an endless level, not exhaustive, timed out
   Fixture f;
   // The e-graph of the lazy test: 2^41 graphs of one size, so only the deadline can end it.
   constexpr int n = 40;
-  const Id b = f.pii("load_rm", {f.input(2)});
-  Id c = f.pii("load_rm", {f.input(0)});
-  f.unite(c, f.pii("load_rm", {f.input(1)}));
-  for (int i = 0; i < n; ++i) {
-    const Id next = f.pii("mov", {f.pii("gemm", {c, b})});
-    f.unite(next, f.pii("mov", {f.pii("gemm", {b, c})}));
-    c = f.graph.find(next);
-  }
-  const Id root = f.pii("store_rm", {c});
+  const Id root = f.exponential_chain(n);
   ExtractorOptions options{4 * n, {}};
   options.deadline = std::chrono::steady_clock::now();  // already passed
   Extractor x(f.graph, f.context, {root}, options);
@@ -341,15 +337,7 @@ TEST_CASE("extract: a shared work limit stops extractors like a deadline, and co
   Fixture f;
   // The endless e-graph again: 2^41 graphs of one size.
   constexpr int n = 40;
-  const Id b = f.pii("load_rm", {f.input(2)});
-  Id c = f.pii("load_rm", {f.input(0)});
-  f.unite(c, f.pii("load_rm", {f.input(1)}));
-  for (int i = 0; i < n; ++i) {
-    const Id next = f.pii("mov", {f.pii("gemm", {c, b})});
-    f.unite(next, f.pii("mov", {f.pii("gemm", {b, c})}));
-    c = f.graph.find(next);
-  }
-  const Id root = f.pii("store_rm", {c});
+  const Id root = f.exponential_chain(n);
   SearchWork work;
   ExtractorOptions options{4 * n, {}};
   options.work = &work;

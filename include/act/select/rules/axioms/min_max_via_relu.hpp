@@ -116,42 +116,37 @@ inline void add_min_max_via_relu_axioms(SelectionContext& ctx, std::vector<Axiom
   const auto facts = std::make_shared<const IsaReluFacts>(isa_relu_facts(ctx.isa));
   const IsaDotTypes dot_types = isa_dot_types(ctx.isa);
   AxiomRules rules(ctx, out);
-  const auto widen = [](Build& b, Id x, DType w) {
-    NodeAttributes to;
-    to.dtype = w;
-    return b.op(Convert, to, {x});
+  const auto convert = [](Build& b, Id x, DType to) {
+    NodeAttributes a;
+    a.dtype = to;
+    return b.op(Convert, a, {x});
   };
   const auto relu = [](Build& b, Id x, const Shape& type) { return b.op(Maximum, NodeAttributes{}, {x, b.zeros(type)}); };
-  const auto narrow = [](Build& b, Id x, DType t) {
-    NodeAttributes to;
-    to.dtype = t;
-    return b.op(Convert, to, {x});
-  };
 
   rules.add(AxiomInfo{"maximum-as-widened-relu", AxiomFamily::Elementwise, "maximum-as-widened-relu", {Maximum},
                       {Convert, Add, Subtract, Maximum, Broadcast, Constant}, false,
                       "issue 16: max(a, b) = a + max(b - a, 0), exact in a wider signed integer"},
             "(maximum ?a ?b)", [facts](const View& v) { return facts->widened_relu_type(v.root_type().dtype).has_value(); },
-            [facts, widen, relu, narrow](const View& v, Build& b) -> std::optional<Id> {
+            [facts, convert, relu](const View& v, Build& b) -> std::optional<Id> {
               const Shape t = v.root_type();
               const DType w = *facts->widened_relu_type(t.dtype);
               const Shape wide(w, t.dims);
-              const Id a = widen(b, v.cls("?a"), w);
-              const Id difference = b.op(Subtract, NodeAttributes{}, {widen(b, v.cls("?b"), w), a});
-              return narrow(b, b.op(Add, NodeAttributes{}, {a, relu(b, difference, wide)}), t.dtype);
+              const Id a = convert(b, v.cls("?a"), w);
+              const Id difference = b.op(Subtract, NodeAttributes{}, {convert(b, v.cls("?b"), w), a});
+              return convert(b, b.op(Add, NodeAttributes{}, {a, relu(b, difference, wide)}), t.dtype);
             });
   rules.add(AxiomInfo{"minimum-as-widened-relu", AxiomFamily::Elementwise, "minimum-as-widened-relu", {Minimum},
                       {Convert, Subtract, Maximum, Negate, Broadcast, Constant}, false,
                       "issue 16: min(a, b) = -(max(a - b, 0) - a), in a wider signed integer, negated in T (wrapping)"},
             "(minimum ?a ?b)", [facts](const View& v) { return facts->widened_relu_type(v.root_type().dtype).has_value(); },
-            [facts, widen, relu, narrow](const View& v, Build& b) -> std::optional<Id> {
+            [facts, convert, relu](const View& v, Build& b) -> std::optional<Id> {
               const Shape t = v.root_type();
               const DType w = *facts->widened_relu_type(t.dtype);
               const Shape wide(w, t.dims);
-              const Id a = widen(b, v.cls("?a"), w);
-              const Id difference = b.op(Subtract, NodeAttributes{}, {a, widen(b, v.cls("?b"), w)});
+              const Id a = convert(b, v.cls("?a"), w);
+              const Id difference = b.op(Subtract, NodeAttributes{}, {a, convert(b, v.cls("?b"), w)});
               const Id negated_minimum = b.op(Subtract, NodeAttributes{}, {relu(b, difference, wide), a});
-              return b.op(Negate, NodeAttributes{}, {narrow(b, negated_minimum, t.dtype)});
+              return b.op(Negate, NodeAttributes{}, {convert(b, negated_minimum, t.dtype)});
             });
 
   // The widened identities: only where W adds only inside a mac, and an n x n operand fits.
@@ -165,11 +160,11 @@ inline void add_min_max_via_relu_axioms(SelectionContext& ctx, std::vector<Axiom
                       "issue 16: convert<W>(y) + z = dot(convert<W>(y), convert<W>(I)) + z"},
             "(add (convert@widen ?y) ?z)",
             [widened_square](const View& v) { return widened_square(v.type("?y"), v.root_type().dtype); },
-            [widen](const View& v, Build& b) -> std::optional<Id> {
+            [convert](const View& v, Build& b) -> std::optional<Id> {
               const Shape y = v.type("?y");
               const DType w = v.root_type().dtype;
-              const Id widened = widen(b, v.cls("?y"), w);
-              const Id product = b.dot(widened, widen(b, identity_constant(b, y.dtype, y.dims[1]), w), contracting(1, 0), w);
+              const Id widened = convert(b, v.cls("?y"), w);
+              const Id product = b.dot(widened, convert(b, identity_constant(b, y.dtype, y.dims[1]), w), contracting(1, 0), w);
               return b.op(Add, NodeAttributes{}, {product, v.cls("?z")});
             });
   rules.add(AxiomInfo{"negate-widened-as-dot", AxiomFamily::Dot, "negate-widened-as-dot", {Negate, Convert},
@@ -178,12 +173,12 @@ inline void add_min_max_via_relu_axioms(SelectionContext& ctx, std::vector<Axiom
             [widened_square](const View& v) {
               return is_signed_integer(v.type("?y").dtype) && widened_square(v.type("?y"), v.root_type().dtype);
             },
-            [widen](const View& v, Build& b) -> std::optional<Id> {
+            [convert](const View& v, Build& b) -> std::optional<Id> {
               const Shape y = v.type("?y");
               const DType w = v.root_type().dtype;
               const Id minus_identity = b.patterned(y.dtype, {y.dims[1], y.dims[1]}, "negated-identity",
                                                     [](std::int64_t i, std::int64_t j) { return i == j ? -1.0 : 0.0; });
-              return b.dot(widen(b, v.cls("?y"), w), widen(b, minus_identity, w), contracting(1, 0), w);
+              return b.dot(convert(b, v.cls("?y"), w), convert(b, minus_identity, w), contracting(1, 0), w);
             });
 }
 
