@@ -173,6 +173,12 @@ inline bool separated(const std::vector<std::int64_t>& sa, const std::vector<std
   return false;
 }
 
+// Whether an instruction's input slice `s` may be longer than the value it reads: in HBM, an
+// operand may be a prefix of the window (phase 1 builds such an operand only for a movement
+// whose Out0 never reads past it, select/rules/movement_rules.hpp divide()); on chip, windows
+// and values have the same extent.
+inline bool reads_prefix(const GraphValues& v, const PreparedSlice& s) { return s.buffer == v.hbm; }
+
 inline std::int64_t lower_bound_of(const GraphValues& v, std::size_t i) {
   const bool scratch = v.storage[i] && !v.node(i).is_leaf() && v.node(i).buffer == v.hbm && !v.root_storage[i];
   return scratch ? v.scratch_base : 0;
@@ -225,16 +231,18 @@ inline std::optional<std::string> check_assignment(const GraphValues& v, const I
           if (!value || *value == 0)
             return fmt::format("%{}: {} violates '{}'", i, p.instruction->name, p.instruction->constraints[c]);
         }
-        auto matches = [&](const PreparedSlice& s, std::size_t node) -> bool {
+        auto matches = [&](const PreparedSlice& s, std::size_t node, bool read) -> bool {
+          const bool prefix = read && csp_detail::reads_prefix(v, s);
           for (std::size_t d = 0; d < s.start.size(); ++d) {
             const auto st = csp_detail::eval(s.start[d], env), ln = csp_detail::eval(s.length[d], env);
-            if (!st || !ln || *st != a.start[node][d] || *ln != v.length[node][d]) return false;
+            if (!st || !ln || *st != a.start[node][d]) return false;
+            if (prefix ? *ln < v.length[node][d] : *ln != v.length[node][d]) return false;
           }
           return true;
         };
-        if (!matches(p.output, i)) return fmt::format("%{}: {} does not write its slice", i, p.instruction->name);
+        if (!matches(p.output, i, false)) return fmt::format("%{}: {} does not write its slice", i, p.instruction->name);
         for (std::size_t k = 0; k < x.operands.size(); ++k)
-          if (v.node(x.operands[k]).kind != select::PiiNodeKind::Undefined && !matches(p.inputs[k], x.operands[k]))
+          if (v.node(x.operands[k]).kind != select::PiiNodeKind::Undefined && !matches(p.inputs[k], x.operands[k], true))
             return fmt::format("%{}: {} In{} does not read operand %{}", i, p.instruction->name, k + 1, x.operands[k]);
         break;
       }
@@ -504,15 +512,16 @@ class CspSolver {
         z3::expr t = term(c);
         e.assertions.push_back(t.is_bool() ? t : t != num(0));
       }
-      auto same_slice = [&](const PreparedSlice& s, std::size_t node) {
+      auto same_slice = [&](const PreparedSlice& s, std::size_t node, bool read) {
+        const bool prefix = read && csp_detail::reads_prefix(v, s);
         for (std::size_t d = 0; d < s.start.size(); ++d) {
           e.assertions.push_back(term(s.start[d]) == e.start[node][d]);
-          e.assertions.push_back(term(s.length[d]) == num(v.length[node][d]));
+          e.assertions.push_back(prefix ? term(s.length[d]) >= num(v.length[node][d]) : term(s.length[d]) == num(v.length[node][d]));
         }
       };
-      same_slice(p.output, i);
+      same_slice(p.output, i, false);
       for (std::size_t k = 0; k < x.operands.size(); ++k)
-        if (v.node(x.operands[k]).kind != select::PiiNodeKind::Undefined) same_slice(p.inputs[k], x.operands[k]);
+        if (v.node(x.operands[k]).kind != select::PiiNodeKind::Undefined) same_slice(p.inputs[k], x.operands[k], true);
       for (auto& s : side) e.assertions.push_back(s);
     }
     for (const auto& [a, b] : interference) {

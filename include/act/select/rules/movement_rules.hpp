@@ -13,6 +13,7 @@
 // Each is checked against Out0's dims, the alpha-only constraints and the types.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -113,9 +114,16 @@ inline std::optional<MovementSemantics> movement_semantics(SelectionContext& ctx
   return std::nullopt;
 }
 
-// Q with Q(P(i)) = C(i) byte for byte, when P covers every byte of the input exactly as needed
-// (computed on explicit offsets; canonical_chain finds Q's strided form when it has one).
-inline std::optional<ByteView> divide(const ByteView& c_view, const ByteView& p_view, const Shape& input_type) {
+// Q with Q(P(i)) = C(i) byte for byte (computed on explicit offsets; canonical_chain finds Q's
+// strided form when it has one). Input bytes P never reads (tileloadd at a stride above 64
+// skips the rest of each row; gemmini_hw's mvin_spad reads a whole 16 x stride window) do not
+// change Out0: they are filled so that the input is one contiguous byte range of the base, when
+// the bytes P reads lie on one. Where that range runs past the end of the base (a window that
+// starts mid-row in the last block row), Q keeps only the part inside, as a shorter u8 vector:
+// the instruction reads the rest of its window from whatever follows in HBM and never uses it
+// (phase 2 lets an HBM operand be a prefix of the window an instruction reads, alloc/csp.hpp).
+inline std::optional<ByteView> divide(const ByteView& c_view, const ByteView& p_view, const Shape& input_type,
+                                      std::int64_t base_bytes) {
   const std::int64_t wv = byte_width(c_view.type.dtype), wi = byte_width(input_type.dtype);
   if (wv <= 0 || wi <= 0 || c_view.type.element_count() != p_view.type.element_count() || byte_width(p_view.type.dtype) != wv)
     return std::nullopt;
@@ -131,8 +139,25 @@ inline std::optional<ByteView> divide(const ByteView& c_view, const ByteView& p_
       else if (q.offset[j] != start) return std::nullopt;
     }
   }
-  for (std::int64_t o : q.offset)
-    if (o < 0) return std::nullopt;
+  if (std::find(q.offset.begin(), q.offset.end(), -1) == q.offset.end()) return q;
+  // Unread input elements: complete Q as the contiguous range o + j * wi, if the read ones are on it.
+  std::optional<std::int64_t> origin;
+  for (std::size_t j = 0; j < q.offset.size(); ++j) {
+    if (q.offset[j] == -1) continue;
+    const std::int64_t o = q.offset[j] - static_cast<std::int64_t>(j) * wi;
+    if (origin && *origin != o) return std::nullopt;
+    origin = o;
+  }
+  if (!origin || *origin < 0 || *origin >= base_bytes) return std::nullopt;
+  for (std::size_t j = 0; j < q.offset.size(); ++j) q.offset[j] = *origin + static_cast<std::int64_t>(j) * wi;
+  const std::int64_t inside = (base_bytes - *origin) / wi;  // input elements that lie in the base
+  if (inside >= input_type.element_count()) return q;
+  // Past the end: keep the prefix inside the base, as a vector, when every read element is in it.
+  if (input_type.dims.size() != 1 || (base_bytes - *origin) % wi != 0) return std::nullopt;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if ((p[i] + wv - 1) / wi >= inside) return std::nullopt;
+  q.offset.resize(static_cast<std::size_t>(inside));
+  q.type = Shape(input_type.dtype, {inside});
   return q;
 }
 
@@ -280,7 +305,8 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
           if (it == semantics_cache->end()) it = semantics_cache->emplace(key, movement_semantics(*ctx, inst, alpha)).first;
           const auto& ms = it->second;
           if (!ms || !ms->output_type.same_type(type)) continue;
-          const auto q = divide(cv.view, ms->movement, ms->input_type);
+          const Shape& base_type = g.data(cv.base).type;
+          const auto q = divide(cv.view, ms->movement, ms->input_type, base_type.element_count() * byte_width(base_type.dtype));
           if (!q) continue;
           const auto input = canonical_view(g, *ctx, cv.base, *q);
           if (!input) continue;
