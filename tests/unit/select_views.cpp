@@ -373,7 +373,7 @@ struct ChainGen {
 TEST_CASE("views: the strided form moves like explicit offsets and gives the same canonical chains") {
   SelectionContext c;
   ChainGen gen{std::mt19937_64(20261124)};
-  int strided = 0, chains = 0;
+  int strided = 0, chains = 0, factorised = 0, flat_chains = 0;
   for (int trial = 0; trial < 3000; ++trial) {
     const DType t = std::vector<DType>{DType::u8, DType::bf16, DType::s32}[static_cast<std::size_t>(gen.pick(0, 2))];
     const Shape base(t, gen.factor(gen.pick(1, 6) * gen.pick(1, 8) * gen.pick(1, 4)));
@@ -391,6 +391,31 @@ TEST_CASE("views: the strided form moves like explicit offsets and gives the sam
       CHECK(moved->offsets() == moved_explicit->offset);
       view = *moved;
       explicit_view = *moved_explicit;
+      {
+        // The same bytes as a flat vector: the modes are no longer one per dim, and the
+        // factorisation must find a strided form giving the explicit chain.
+        const ByteView flat{Shape(view.type.dtype, {view.type.element_count()}), explicit_view.offset, std::nullopt};
+        const auto f = affine_factorization(flat.type.dims, flat.offset);
+        if (view.affine) CHECK(f.has_value());
+        if (f) {
+          CHECK(affine_offsets(*f, flat.type.element_count()) == flat.offset);
+          if (!affine_from_offsets(flat.type.dims, flat.offset)) ++factorised;
+          // When the strided walk finds a chain it is the explicit one (canonical_chain falls
+          // back to the explicit walk when it does not).
+          const auto a = canonical_chain_affine(base, flat.type, *f);
+          const auto e = canonical_chain_explicit(base, flat);
+          if (a) {
+            ++flat_chains;
+            REQUIRE(e.has_value());
+            CHECK(a->box == e->box);
+            CHECK(a->narrow_to == e->narrow_to);
+            CHECK(a->source_radices == e->source_radices);
+            CHECK(a->permutation == e->permutation);
+            CHECK(a->final_dims == e->final_dims);
+            CHECK(a->widen_or_cast_to == e->widen_or_cast_to);
+          }
+        }
+      }
       if (!view.affine) continue;
       ++strided;
       const auto a = canonical_chain_affine(base, view.type, *view.affine);
@@ -409,4 +434,7 @@ TEST_CASE("views: the strided form moves like explicit offsets and gives the sam
   // The test would prove nothing if the strided form or the chains were rare.
   CHECK(strided > 3000);
   CHECK(chains > 1000);
+  CHECK(factorised > 500);
+  CHECK(flat_chains > 1000);
+  INFO("flat views factorised " << factorised << ", chains " << flat_chains);
 }

@@ -256,4 +256,42 @@ inline std::optional<AffineView> affine_from_offsets(const std::vector<std::int6
   return v;
 }
 
+// The strided form of explicit offsets whose modes need not be one per dim: a flat u8[8192]
+// view of a transposed bf16[64,64] block is three modes, (64, 2), (64, 128), (2, 1). Modes are
+// found innermost first: each takes the longest run of blocks that repeat the inner block at a
+// constant stride, without crossing a dim boundary (so they refine the dims). Nullopt when the
+// offsets have no strided form.
+inline std::optional<AffineView> affine_factorization(const std::vector<std::int64_t>& dims,
+                                                      const std::vector<std::int64_t>& offsets) {
+  const auto n = static_cast<std::int64_t>(offsets.size());
+  std::int64_t count = 1;
+  for (auto d : dims) count *= d;
+  if (n == 0 || count != n) return std::nullopt;
+  std::vector<std::int64_t> boundaries;  // element counts of the dims' suffixes, innermost first
+  std::int64_t suffix = 1;
+  for (std::size_t d = dims.size(); d-- > 0;)
+    if (dims[d] > 1) boundaries.push_back(suffix *= dims[d]);
+  std::vector<Mode> inner_first;
+  std::int64_t block = 1;  // elements covered by the modes found so far
+  std::size_t next = 0;    // boundaries[next]: the next dim boundary
+  while (block < n) {
+    while (next < boundaries.size() && boundaries[next] <= block) ++next;
+    if (next == boundaries.size() || boundaries[next] % block != 0) return std::nullopt;
+    const std::int64_t stride = offsets[static_cast<std::size_t>(block)] - offsets[0];
+    std::int64_t m = 1;
+    for (; block * (m + 1) <= boundaries[next]; ++m) {
+      bool repeats = true;
+      for (std::int64_t t = 0; t < block && repeats; ++t)
+        repeats = offsets[static_cast<std::size_t>(block * m + t)] == offsets[static_cast<std::size_t>(t)] + m * stride;
+      if (!repeats) break;
+    }
+    if (m == 1 || boundaries[next] % (block * m) != 0) return std::nullopt;
+    inner_first.push_back(Mode{m, stride});
+    block *= m;
+  }
+  AffineView v{offsets[0], std::vector<Mode>(inner_first.rbegin(), inner_first.rend())};
+  if (affine_offsets(v, n) != offsets) return std::nullopt;
+  return v;
+}
+
 }  // namespace act::select

@@ -36,6 +36,7 @@ struct MovementSemantics {
   std::optional<int> input;              // parameter number the bytes come from
   Shape input_type, output_type;
   ByteView movement;                     // Out0 over the input's bytes
+  std::vector<std::int64_t> movement_offsets;  // movement.offsets(), materialised once
   std::vector<Shape> parameter_types;    // every input's type for this alpha
 };
 
@@ -93,6 +94,7 @@ inline std::optional<MovementSemantics> movement_semantics(SelectionContext& ctx
         if (!next) return std::nullopt;
         s.movement = std::move(*next);
       }
+      s.movement_offsets = s.movement.offsets();
       return s;
     }
     chain.push_back(&inst);
@@ -122,12 +124,14 @@ inline std::optional<MovementSemantics> movement_semantics(SelectionContext& ctx
 // starts mid-row in the last block row), Q keeps only the part inside, as a shorter u8 vector:
 // the instruction reads the rest of its window from whatever follows in HBM and never uses it
 // (phase 2 lets an HBM operand be a prefix of the window an instruction reads, alloc/csp.hpp).
-inline std::optional<ByteView> divide(const ByteView& c_view, const ByteView& p_view, const Shape& input_type,
-                                      std::int64_t base_bytes) {
+// `c` and `p` are the two views' offsets (materialised once by the caller: a rule tries many
+// alphas against one view of C).
+inline std::optional<ByteView> divide(const ByteView& c_view, const std::vector<std::int64_t>& c, const ByteView& p_view,
+                                      const std::vector<std::int64_t>& p, const Shape& input_type, std::int64_t base_bytes) {
   const std::int64_t wv = byte_width(c_view.type.dtype), wi = byte_width(input_type.dtype);
-  if (wv <= 0 || wi <= 0 || c_view.type.element_count() != p_view.type.element_count() || byte_width(p_view.type.dtype) != wv)
+  if (wv <= 0 || wi <= 0 || c_view.type.element_count() != p_view.type.element_count() || byte_width(p_view.type.dtype) != wv ||
+      c.size() != p.size())
     return std::nullopt;
-  const std::vector<std::int64_t> c = c_view.offsets(), p = p_view.offsets();
   ByteView q{input_type, std::vector<std::int64_t>(static_cast<std::size_t>(input_type.element_count()), -1), std::nullopt};
   for (std::size_t i = 0; i < c.size(); ++i) {
     for (std::int64_t t = 0; t < wv; ++t) {
@@ -169,8 +173,13 @@ struct MovementInstruction {
   std::size_t index = 0;
   DType out_dtype = DType::u8;
   std::size_t out_rank = 0;
-  std::vector<std::string> out_dims;     // Out0's dim expressions (literal text too)
-  std::vector<std::string> alpha_constraints;
+  // Out0's dim expressions (literals too), parsed once. A parsed Expr points into its text, so
+  // each text lives on the heap where moving this struct does not move it.
+  std::vector<std::shared_ptr<const std::string>> out_dim_texts;
+  std::vector<sym::Expr> out_dims;
+  std::vector<sym::Expr> alpha_constraints;
+  // Per Out0 dim: the alpha values (1 .. target) that make it equal a target extent, cached.
+  std::vector<std::map<std::int64_t, std::vector<std::int64_t>>> solutions;
 };
 
 }  // namespace view_rule_detail
@@ -211,15 +220,25 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
     const hlo::Instruction& root = c.root_instruction();
     mi.out_dtype = root.shape.dtype;
     mi.out_rank = root.shape.dims.size();
+    bool parsed = true;
     for (std::size_t d = 0; d < root.shape.dims.size(); ++d) {
       const auto& exprs = root.dimension_expressions;
-      mi.out_dims.push_back(d < exprs.size() && !exprs[d].empty() ? std::string(exprs[d]) : std::to_string(root.shape.dims[d]));
+      mi.out_dim_texts.push_back(std::make_shared<const std::string>(
+          d < exprs.size() && !exprs[d].empty() ? std::string(exprs[d]) : std::to_string(root.shape.dims[d])));
+      const auto e = sym::try_parse(*mi.out_dim_texts.back());
+      parsed = parsed && e.ok();
+      mi.out_dims.push_back(e.expr);
     }
     for (std::string_view k : inst.constraints) {
       bool beta = false;
       for (std::string_view b : inst.beta) beta = beta || k.find(b) != std::string_view::npos;
-      if (!beta) mi.alpha_constraints.emplace_back(k);
+      if (beta) continue;
+      const auto e = sym::try_parse(k);
+      parsed = parsed && e.ok();
+      mi.alpha_constraints.push_back(e.expr);
     }
+    if (!parsed) continue;
+    mi.solutions.resize(mi.out_dims.size());
     instructions->push_back(std::move(mi));
   }
   if (instructions->empty()) return std::nullopt;
@@ -249,10 +268,12 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
     const Shape type = g.data(cls).type;
     if (type.element_count() == 0) return out;  // no bytes to move (and no view offsets to read)
     const auto views = class_views(g, *ctx, cls, 8, 3);
-    for (const auto& mi : *instructions) {
+    std::vector<std::optional<std::vector<std::int64_t>>> view_offsets(views.size());  // materialised on first use
+    for (auto& mi : *instructions) {
       if (type.dtype != mi.out_dtype || type.dims.size() != mi.out_rank) continue;
       const isa::Instruction& inst = ctx->isa.instructions[mi.index];
-      for (const ClassView& cv : views) {
+      for (std::size_t vi = 0; vi < views.size(); ++vi) {
+        const ClassView& cv = views[vi];
         if (cv.base == cls) continue;
         // Alpha candidates (see the header comment): every alpha takes each candidate value,
         // and a combination is kept when Out0's dims come out as C's and the alpha-only
@@ -262,12 +283,13 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
         for (std::size_t d = 0; d < type.dims.size(); ++d)
           if (type.dims[d] > 1) values.insert(cv.view.element_offset(strides[d]) - cv.view.element_offset(0));
         for (std::size_t d = 0; d < mi.out_dims.size(); ++d) {
-          const auto parsed = sym::try_parse(mi.out_dims[d]);
-          if (!parsed.ok()) continue;
-          for (std::int64_t v = 1; v <= type.dims[d]; ++v) {
-            const auto r = sym::try_evaluate(parsed.expr, [&](std::string_view) -> std::optional<std::int64_t> { return v; });
-            if (r.ok() && r.value == type.dims[d]) values.insert(v);
-          }
+          auto [it, fresh] = mi.solutions[d].try_emplace(type.dims[d]);
+          if (fresh)
+            for (std::int64_t v = 1; v <= type.dims[d]; ++v) {
+              const auto r = sym::try_evaluate(mi.out_dims[d], [&](std::string_view) -> std::optional<std::int64_t> { return v; });
+              if (r.ok() && r.value == type.dims[d]) it->second.push_back(v);
+            }
+          values.insert(it->second.begin(), it->second.end());
         }
         std::erase_if(values, [](std::int64_t v) { return v <= 0; });
         if (inst.alpha.size() > kMaxMovementAlphas || (values.empty() && !inst.alpha.empty())) continue;
@@ -289,14 +311,12 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
           };
           bool ok = true;
           for (std::size_t d = 0; d < mi.out_dims.size() && ok; ++d) {
-            const auto parsed = sym::try_parse(mi.out_dims[d]);
-            const auto r = parsed.ok() ? sym::try_evaluate(parsed.expr, env) : sym::EvalResult{};
+            const auto r = sym::try_evaluate(mi.out_dims[d], env);
             ok = r.ok() && r.value == type.dims[d];
           }
           for (const auto& k : mi.alpha_constraints) {
             if (!ok) break;
-            const auto parsed = sym::try_parse(k);
-            const auto r = parsed.ok() ? sym::try_evaluate(parsed.expr, env) : sym::EvalResult{};
+            const auto r = sym::try_evaluate(k, env);
             ok = r.ok() && r.value != 0;
           }
           if (!ok) continue;
@@ -306,7 +326,9 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
           const auto& ms = it->second;
           if (!ms || !ms->output_type.same_type(type)) continue;
           const Shape& base_type = g.data(cv.base).type;
-          const auto q = divide(cv.view, ms->movement, ms->input_type, base_type.element_count() * byte_width(base_type.dtype));
+          if (!view_offsets[vi]) view_offsets[vi] = cv.view.offsets();
+          const auto q = divide(cv.view, *view_offsets[vi], ms->movement, ms->movement_offsets, ms->input_type,
+                                base_type.element_count() * byte_width(base_type.dtype));
           if (!q) continue;
           const auto input = canonical_view(g, *ctx, cv.base, *q);
           if (!input) continue;
