@@ -438,3 +438,66 @@ TEST_CASE("views: the strided form moves like explicit offsets and gives the sam
   CHECK(flat_chains > 1000);
   INFO("flat views factorised " << factorised << ", chains " << flat_chains);
 }
+
+// The strided shortcuts of the movement rule (in_order_input, strided_divide) against divide()
+// on explicit offsets: random permutations P (reshapes, transposes, byte-splitting bitcasts of
+// an input) and random strided views C of the same element count, whenever a shortcut answers.
+TEST_CASE("views: the strided division agrees with the explicit one") {
+  SelectionContext c;
+  ChainGen gen{std::mt19937_64(424242)};
+  using view_rule_detail::MovementSemantics;
+  int strided = 0, in_order = 0;
+  // A random chain of movements without slices (a bijection), from `from`.
+  auto permute = [&](const Shape& from, int steps) {
+    ByteView v = identity_view(from);
+    for (int s = 0; s < steps; ++s) {
+      const auto [attributes, result] = gen.step(v.type);
+      if (result.first == hlo::Opcode::Slice) continue;
+      const auto moved = apply_movement(c, op(c, result.first, attributes), result.second, v);
+      if (!moved || !moved->affine) break;
+      v = *moved;
+    }
+    return v;
+  };
+  for (int trial = 0; trial < 4000; ++trial) {
+    const DType t = std::vector<DType>{DType::u8, DType::bf16, DType::s32}[static_cast<std::size_t>(gen.pick(0, 2))];
+    const Shape input(t, gen.factor(gen.pick(1, 6) * gen.pick(1, 8) * gen.pick(1, 4)));
+    MovementSemantics ms;
+    ms.input = 0;
+    ms.input_type = input;
+    ms.movement = permute(input, static_cast<int>(gen.pick(0, 4)));
+    ms.output_type = ms.movement.type;
+    ms.movement_offsets = ms.movement.offsets();
+    const std::int64_t w = byte_width(ms.output_type.dtype);
+    ms.in_order = ms.output_type.element_count() * w == input.element_count() * byte_width(input.dtype);
+    for (std::size_t i = 0; i < ms.movement_offsets.size() && ms.in_order; ++i)
+      ms.in_order = ms.movement_offsets[i] == static_cast<std::int64_t>(i) * w;
+    // C: the same type as Out0, a random view of a base (a permutation of a bigger or equal base,
+    // reshaped to Out0's dims when the element counts allow).
+    const Shape base(ms.output_type.dtype, gen.factor(ms.output_type.element_count()));
+    ByteView cv = permute(base, static_cast<int>(gen.pick(0, 4)));
+    if (cv.type.dtype != ms.output_type.dtype) continue;
+    NodeAttributes r;
+    r.shape = ms.output_type.dims;
+    const auto reshaped = apply_movement(c, op(c, hlo::Opcode::Reshape, r), ms.output_type, cv);
+    if (!reshaped || !reshaped->affine) continue;
+    cv = *reshaped;
+    const std::int64_t base_bytes = base.element_count() * byte_width(base.dtype);
+    const auto expected = view_rule_detail::divide(cv, cv.offsets(), ms.movement, ms.movement_offsets, input, base_bytes);
+    INFO("trial " << trial << ": input " << to_string(input) << ", Out0 " << to_string(ms.output_type));
+    if (const auto q = view_rule_detail::in_order_input(cv, ms)) {
+      ++in_order;
+      REQUIRE(expected.has_value());
+      CHECK(q->type.same_type(expected->type));
+      CHECK(q->offsets() == expected->offset);
+    }
+    if (const auto q = view_rule_detail::strided_divide(cv, ms)) {
+      ++strided;
+      REQUIRE(expected.has_value());
+      CHECK(q->type.same_type(expected->type));
+      CHECK(q->offsets() == expected->offset);
+    }
+  }
+  CHECK(in_order > 200);
+  CHECK(strided > 1000);
+}

@@ -37,6 +37,7 @@ struct MovementSemantics {
   Shape input_type, output_type;
   ByteView movement;                     // Out0 over the input's bytes
   std::vector<std::int64_t> movement_offsets;  // movement.offsets(), materialised once
+  bool in_order = false;  // Out0 is the input's bytes in order (a load or store of whole rows)
   std::vector<Shape> parameter_types;    // every input's type for this alpha
 };
 
@@ -95,6 +96,10 @@ inline std::optional<MovementSemantics> movement_semantics(SelectionContext& ctx
         s.movement = std::move(*next);
       }
       s.movement_offsets = s.movement.offsets();
+      const std::int64_t w = byte_width(s.output_type.dtype);
+      s.in_order = s.output_type.element_count() * w == s.input_type.element_count() * byte_width(s.input_type.dtype);
+      for (std::size_t i = 0; i < s.movement_offsets.size() && s.in_order; ++i)
+        s.in_order = s.movement_offsets[i] == static_cast<std::int64_t>(i) * w;
       return s;
     }
     chain.push_back(&inst);
@@ -163,6 +168,99 @@ inline std::optional<ByteView> divide(const ByteView& c_view, const std::vector<
   q.offset.resize(static_cast<std::size_t>(inside));
   q.type = Shape(input_type.dtype, {inside});
   return q;
+}
+
+// The shortcut of divide() for the common case, in strided form: when Out0 is the input's bytes
+// in order and C's view is strided, Q is C's view read in units of the input's element (C's
+// modes, plus a minor mode of the units inside one of C's elements). Nothing to materialise:
+// a 768 x 64 bf16 class costs O(rank), not 49,152 offsets.
+inline std::optional<ByteView> in_order_input(const ByteView& c_view, const MovementSemantics& ms) {
+  if (!ms.in_order || !c_view.affine) return std::nullopt;
+  const std::int64_t wv = byte_width(c_view.type.dtype), wi = byte_width(ms.input_type.dtype);
+  if (wv <= 0 || wi <= 0 || byte_width(ms.output_type.dtype) != wv) return std::nullopt;
+  AffineView a = *c_view.affine;
+  if (wv > wi && wv % wi == 0) {
+    a.modes.push_back(Mode{wv / wi, wi});
+  } else if (wi > wv && wi % wv == 0) {
+    // An input element is k = wi / wv consecutive elements of C: C's minor mode must step one
+    // element at a time over a multiple of k (a store of bf16 rows as bytes).
+    const std::int64_t k = wi / wv;
+    if (a.modes.empty() || a.modes.back().stride != wv || a.modes.back().size % k != 0) return std::nullopt;
+    if (a.modes.back().size == k) a.modes.pop_back();
+    else a.modes.back() = Mode{a.modes.back().size / k, wi};
+  } else if (wv != wi) {
+    return std::nullopt;
+  }
+  if (!affine_detail::groups(a, ms.input_type.dims)) return std::nullopt;  // the modes must refine the input's dims
+  return ByteView{ms.input_type, {}, std::move(a)};
+}
+
+// divide() in strided form for a movement P that permutes whole units (load_cm's transpose):
+// C and P are strided over the same output elements; refined to common modes of g-byte units
+// (g = the narrower of the output and input widths), each mode has a stride in C's base and one
+// in the input. P is a bijection onto the input when its strides, sorted, are the mixed radix of
+// the sizes (each one the product of the sizes inside it, in g units); Q then takes the modes in
+// the input's order with C's strides. Nullopt whenever that does not hold (divide() decides).
+inline std::optional<ByteView> strided_divide(const ByteView& c_view, const MovementSemantics& ms) {
+  const ByteView& p_view = ms.movement;
+  if (!c_view.affine || !p_view.affine || p_view.affine->offset != 0) return std::nullopt;
+  const std::int64_t wv = byte_width(c_view.type.dtype), wi = byte_width(ms.input_type.dtype);
+  if (wv <= 0 || wi <= 0 || byte_width(p_view.type.dtype) != wv || c_view.type.element_count() != p_view.type.element_count() ||
+      c_view.type.element_count() * wv != ms.input_type.element_count() * wi)
+    return std::nullopt;
+  const std::int64_t g = std::min(wv, wi);
+  if (std::max(wv, wi) % g != 0) return std::nullopt;
+  // Both views as modes of g-byte units, innermost first.
+  auto units = [&](const AffineView& a) {
+    std::vector<Mode> m(a.modes.rbegin(), a.modes.rend());
+    if (wv > g) m.insert(m.begin(), Mode{wv / g, g});
+    return m;
+  };
+  const std::vector<Mode> cm = units(*c_view.affine), pm = units(*p_view.affine);
+  // Common refinement, innermost first: (size, C stride, P stride).
+  struct Joint {
+    std::int64_t size, c, p;
+  };
+  std::vector<Joint> joint;
+  std::size_t i = 0, j = 0;
+  Mode a = cm.empty() ? Mode{} : cm[0], b = pm.empty() ? Mode{} : pm[0];
+  while (i < cm.size() && j < pm.size()) {
+    if (a.size == b.size) {
+      joint.push_back({a.size, a.stride, b.stride});
+      if (++i < cm.size()) a = cm[i];
+      if (++j < pm.size()) b = pm[j];
+    } else if (a.size % b.size == 0) {
+      joint.push_back({b.size, a.stride, b.stride});
+      a = Mode{a.size / b.size, a.stride * b.size};
+      if (++j < pm.size()) b = pm[j];
+    } else if (b.size % a.size == 0) {
+      joint.push_back({a.size, a.stride, b.stride});
+      b = Mode{b.size / a.size, b.stride * a.size};
+      if (++i < cm.size()) a = cm[i];
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (i != cm.size() || j != pm.size()) return std::nullopt;
+  // P's strides must tile the input exactly: sorted, each is the product of the sizes inside.
+  std::sort(joint.begin(), joint.end(), [](const Joint& x, const Joint& y) { return x.p < y.p; });
+  std::int64_t expected = g;
+  for (const Joint& m : joint) {
+    if (m.p != expected) return std::nullopt;
+    expected *= m.size;
+  }
+  // Q over the input's elements: fold the k = wi / g units of one element (innermost, C stride g).
+  std::vector<Mode> q_inner_first;
+  for (const Joint& m : joint) q_inner_first.push_back(Mode{m.size, m.c});
+  if (wi > g) {
+    const std::int64_t k = wi / g;
+    if (q_inner_first.empty() || q_inner_first[0].stride != g || q_inner_first[0].size % k != 0) return std::nullopt;
+    if (q_inner_first[0].size == k) q_inner_first.erase(q_inner_first.begin());
+    else q_inner_first[0] = Mode{q_inner_first[0].size / k, wi};
+  }
+  AffineView q{c_view.affine->offset, std::vector<Mode>(q_inner_first.rbegin(), q_inner_first.rend())};
+  if (!affine_detail::groups(q, ms.input_type.dims)) return std::nullopt;  // the modes must refine the input's dims
+  return ByteView{ms.input_type, {}, std::move(q)};
 }
 
 // Movement instructions with more alphas than this are not matched through views (every alpha
@@ -326,9 +424,16 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
           const auto& ms = it->second;
           if (!ms || !ms->output_type.same_type(type)) continue;
           const Shape& base_type = g.data(cv.base).type;
-          if (!view_offsets[vi]) view_offsets[vi] = cv.view.offsets();
-          const auto q = divide(cv.view, *view_offsets[vi], ms->movement, ms->movement_offsets, ms->input_type,
-                                base_type.element_count() * byte_width(base_type.dtype));
+          std::optional<ByteView> q;
+          if (auto direct = in_order_input(cv.view, *ms)) {
+            q = std::move(direct);
+          } else if (auto strided = strided_divide(cv.view, *ms)) {
+            q = std::move(strided);
+          } else {
+            if (!view_offsets[vi]) view_offsets[vi] = cv.view.offsets();
+            q = divide(cv.view, *view_offsets[vi], ms->movement, ms->movement_offsets, ms->input_type,
+                       base_type.element_count() * byte_width(base_type.dtype));
+          }
           if (!q) continue;
           const auto input = canonical_view(g, *ctx, cv.base, *q);
           if (!input) continue;
