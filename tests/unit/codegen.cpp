@@ -160,6 +160,15 @@ TEST_CASE("the other QKV kernels compile and verify") {
     CHECK(r.count("gemm") == 4);
     CHECK(r.count("store_rm") == 2);
   }
+  SECTION("Q x K^T for 768 query rows: one gemm and one store per 64-row block") {
+    // The dot is split at the gemm's 64 rows; every block's rows reach HBM once.
+    testing::CompileTestOptions first;
+    first.compile.max_candidates = 1;
+    auto r = testing::compile_and_verify<isa::Qkv>(kKernels + "/scores_768_rows.hlo", first);
+    ACT_REQUIRE_VERIFIED(r);
+    CHECK(r.count("gemm") == 12);
+    CHECK(r.count("store_rm") == 12);
+  }
   SECTION("attention with a transposed output ends in store_cm") {
     auto r = testing::compile_and_verify<isa::Qkv>(kKernels + "/attention_transposed.hlo");
     ACT_REQUIRE_VERIFIED(r);

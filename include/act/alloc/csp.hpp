@@ -180,8 +180,16 @@ inline bool separated(const std::vector<std::int64_t>& sa, const std::vector<std
 inline bool reads_prefix(const GraphValues& v, const PreparedSlice& s) { return s.buffer == v.hbm; }
 
 inline std::int64_t lower_bound_of(const GraphValues& v, std::size_t i) {
+  if (v.root_region[i]) return v.root_region[i]->first;
   const bool scratch = v.storage[i] && !v.node(i).is_leaf() && v.node(i).buffer == v.hbm && !v.root_storage[i];
   return scratch ? v.scratch_base : 0;
+}
+
+// The largest start + length along dim d: the buffer's extent, or the end of the outputs' region
+// for HBM storage a root aliases (values.hpp, root_region).
+inline std::int64_t upper_bound_of(const GraphValues& v, std::size_t i, std::size_t d) {
+  if (d == 0 && v.root_region[i]) return v.root_region[i]->second;
+  return v.buffer_of(i).access_dims[d];
 }
 
 }  // namespace csp_detail
@@ -199,7 +207,7 @@ inline std::optional<std::string> check_assignment(const GraphValues& v, const I
     if (x.kind == select::PiiNodeKind::Undefined) continue;
     for (std::size_t d = 0; d < v.length[i].size(); ++d) {
       const std::int64_t lo = d == 0 ? csp_detail::lower_bound_of(v, i) : 0;
-      if (a.start[i][d] < lo || a.start[i][d] + v.length[i][d] > buffer.access_dims[d])
+      if (a.start[i][d] < lo || a.start[i][d] + v.length[i][d] > csp_detail::upper_bound_of(v, i, d))
         return fmt::format("%{}: slice {}+{} outside {} along dim {}", i, a.start[i][d], v.length[i][d], buffer.name, d);
     }
     if (v.pinned[i] && a.start[i][0] != *v.pinned[i])
@@ -362,7 +370,7 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
     for (const Member& m : members[c]) {
       const auto& buffer = v.buffer_of(m.node);
       lo = std::max(lo, (m.dim == 0 ? csp_detail::lower_bound_of(v, m.node) : 0) - m.offset);
-      hi = std::min(hi, buffer.access_dims[m.dim] - v.length[m.node][m.dim] - m.offset);
+      hi = std::min(hi, csp_detail::upper_bound_of(v, m.node, m.dim) - v.length[m.node][m.dim] - m.offset);
     }
     std::int64_t x = lo;
     bool placed = false;
@@ -484,7 +492,7 @@ class CspSolver {
       for (std::size_t d = 0; d < v.length[i].size(); ++d) {
         const std::int64_t lo = d == 0 ? csp_detail::lower_bound_of(v, i) : 0;
         e.assertions.push_back(e.start[i][d] >= num(lo));
-        e.assertions.push_back(e.start[i][d] + num(v.length[i][d]) <= num(buffer.access_dims[d]));
+        e.assertions.push_back(e.start[i][d] + num(v.length[i][d]) <= num(csp_detail::upper_bound_of(v, i, d)));
       }
       if (v.pinned[i] && !x.is_leaf()) e.assertions.push_back(e.start[i][0] == num(*v.pinned[i]));
       if (x.kind == select::PiiNodeKind::ConcatH) {

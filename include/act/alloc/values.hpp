@@ -16,6 +16,7 @@
 //               address); roots at the kernel's output addresses.
 //   scratch     HBM storage that is neither a leaf nor a root lies at or above `scratch_base`
 //               (the end of the constant pool): phase 2 never writes inputs or constants.
+//               HBM storage a root aliases lies within the outputs' regions (root_region).
 #pragma once
 
 #include <algorithm>
@@ -68,6 +69,10 @@ struct GraphValues {
   std::vector<std::vector<std::size_t>> aliases;      // per node: storage nodes its memory lies in
   std::vector<std::optional<std::int64_t>> pinned;    // per node: fixed HBM start
   std::vector<bool> root_storage;                     // per node: storage a root aliases (live to the end)
+  // Per HBM storage node a root aliases: the bytes it may occupy, the hull of those roots'
+  // output regions. A value whose slice is an output (a store of a whole tile of which the
+  // kernel returns some rows) is written whole; outside the outputs it would overwrite inputs.
+  std::vector<std::optional<std::pair<std::int64_t, std::int64_t>>> root_region;
   std::vector<std::optional<PreparedInstruction>> instructions;  // per ISA instruction used
   std::vector<ConstantPlacement> constants;           // the constant pool, by address
   std::int64_t scratch_base = 0;                      // first byte of HBM scratch
@@ -147,6 +152,7 @@ inline GraphValues analyze_values(const select::PiiGraph& graph, const isa::IsaV
   v.aliases.resize(n);
   v.pinned.assign(n, std::nullopt);
   v.root_storage.assign(n, false);
+  v.root_region.assign(n, std::nullopt);
   v.instructions.resize(v.isa.instructions.size());
 
   for (std::size_t i = 0; i < n; ++i) {
@@ -242,7 +248,13 @@ inline GraphValues analyze_values(const select::PiiGraph& graph, const isa::IsaV
     if (v.pinned[i] && *v.pinned[i] != image.outputs[r].address)
       throw Error(ErrorKind::Unsupported, fmt::format("root %{} is a kernel input; act does not copy inputs to outputs here", i));
     v.pinned[i] = image.outputs[r].address;
-    for (std::size_t s : v.aliases[i]) v.root_storage[s] = true;
+    for (std::size_t s : v.aliases[i]) {
+      v.root_storage[s] = true;
+      if (graph.node(s).is_leaf() || graph.node(s).buffer != v.hbm) continue;
+      const std::int64_t begin = image.outputs[r].address, end = begin + image.outputs[r].bytes;
+      auto& region = v.root_region[s];
+      region = region ? std::pair{std::min(region->first, begin), std::max(region->second, end)} : std::pair{begin, end};
+    }
   }
 
   // The constant pool, in order of constant id.
