@@ -13,6 +13,7 @@
 #include "act/codegen/backend.hpp"
 #include "act/hlo/parser.hpp"
 #include "act/isa/amx.hpp"
+#include "act/isa/gemmini_hw.hpp"
 #include "act/isa/qkv.hpp"
 #include "act/select/init/kernel_graph.hpp"
 #include "act/select/ir/views.hpp"
@@ -255,6 +256,36 @@ TEST_CASE("views: a window that runs past the end of its base is read as the pre
     }
   }
   CHECK(loads >= 1);
+}
+
+TEST_CASE("views: gemmini_hw's mvin_spad loads a block of the last block row, whose window runs past the matrix") {
+  SelectionContext c;
+  c.isa = isa::view<isa::GemminiHw>();
+  TensorGraph g{TensorAnalysis(&c)};
+  // A 32 x 32 s8 matrix; block (1, 1) at stride 32 has the window [528, 1040), 16 bytes past it.
+  const auto x = g.add(make_input(c.attributes, 0, 1024), {});
+  const auto rows = g.add(op(c, hlo::Opcode::Reshape, reshape_to({32, 32})), {x});
+  const auto block = g.add(op(c, hlo::Opcode::Slice, slice_of({{16, 32, 1}, {16, 32, 1}})), {rows});
+  const auto s8 = g.add(op(c, hlo::Opcode::BitcastConvert, bitcast_to(DType::s8)), {block});
+  g.rebuild();
+  auto rule = movement_instruction_rule(c);
+  REQUIRE(rule);
+  std::vector<TensorRewrite> rules;
+  rules.push_back(std::move(*rule));
+  egraph::Runner<TensorLanguage, TensorAnalysis> runner;
+  runner.run(g, rules);
+  const int mvin = c.isa.instruction_index("mvin_spad");
+  REQUIRE(mvin >= 0);
+  std::size_t matched = 0;
+  for (egraph::Id n : g.eclass(s8).nodes) {
+    const auto node = g.node(n);
+    if (node.op.kind != NodeKind::Pii || static_cast<int>(node.op.opcode) != mvin) continue;
+    // Stride 16 reads the block's bytes gathered into a u8[256] value; stride 32 reads x itself.
+    if (c.attributes_of(node.op).alpha != std::vector<std::int64_t>{1, 32}) continue;  // tiles, stride
+    ++matched;
+    CHECK(g.data(node.children[0]).type.same_type(Shape(DType::u8, {496})));  // 1024 - 528 bytes
+  }
+  CHECK(matched >= 1);
 }
 
 TEST_CASE("AMX: K1 compiles to oneDNN's 16 instructions and verifies") {
