@@ -145,6 +145,38 @@ TEST_CASE("views: two different chains over one base become one e-class") {
   CHECK(g.find(a3) != g.find(c3));
 }
 
+namespace {
+
+// Runs the movement rule on `g` to saturation.
+void run_movement_rule(SelectionContext& c, TensorGraph& g) {
+  auto rule = movement_instruction_rule(c);
+  REQUIRE(rule);
+  std::vector<TensorRewrite> rules;
+  rules.push_back(std::move(*rule));
+  egraph::Runner<TensorLanguage, TensorAnalysis> runner;
+  runner.run(g, rules);
+}
+
+// The nodes of instruction `name` in class `cls`: their alpha, input type and input class.
+struct Load {
+  std::vector<std::int64_t> alpha;
+  Shape input;
+  egraph::Id input_class;
+};
+std::vector<Load> loads_in(const TensorGraph& g, const SelectionContext& c, egraph::Id cls, std::string_view name) {
+  const int index = c.isa.instruction_index(name);
+  REQUIRE(index >= 0);
+  std::vector<Load> out;
+  for (egraph::Id n : g.eclass(cls).nodes) {
+    const auto node = g.node(n);
+    if (node.op.kind == NodeKind::Pii && static_cast<int>(node.op.opcode) == index)
+      out.push_back({c.attributes_of(node.op).alpha, g.data(node.children[0]).type, g.find(node.children[0])});
+  }
+  return out;
+}
+
+}  // namespace
+
 TEST_CASE("views: tileloadd is matched through views, at the stride the bytes have") {
   SelectionContext c;
   c.isa = isa::view<isa::Amx>();
@@ -156,26 +188,12 @@ TEST_CASE("views: tileloadd is matched through views, at the stride the bytes ha
   const auto s8 = g.add(op(c, hlo::Opcode::BitcastConvert, bitcast_to(DType::s8)), {tile});
   const auto unit = g.add(op(c, hlo::Opcode::Reshape, reshape_to({1, 16, 64})), {s8});
   g.rebuild();
-  auto rule = movement_instruction_rule(c);
-  REQUIRE(rule);
-  std::vector<TensorRewrite> rules;
-  rules.push_back(std::move(*rule));
-  egraph::Runner<TensorLanguage, TensorAnalysis> runner;
-  runner.run(g, rules);
+  run_movement_rule(c, g);
   // The unit class now holds tileloadd(stride = 128) of the 16 x 128-byte window at byte 64
   // (the window runs 64 bytes past the last row's tile bytes, as Intel's TILELOADD reads).
-  std::size_t tileloadd = 0;
-  for (std::size_t i = 0; i < c.isa.instructions.size(); ++i)
-    if (c.isa.instructions[i].name == "tileloadd") tileloadd = i;
   bool found = false;
-  for (egraph::Id n : g.eclass(unit).nodes) {
-    const auto node = g.node(n);
-    if (node.op.kind != NodeKind::Pii || static_cast<std::size_t>(node.op.opcode) != tileloadd) continue;
-    const NodeAttributes& a = c.attributes_of(node.op);
-    if (a.alpha != std::vector<std::int64_t>{128}) continue;
-    const Shape& in = g.data(node.children[0]).type;
-    found = in.same_type(Shape(DType::u8, {2048}));
-  }
+  for (const Load& l : loads_in(g, c, unit, "tileloadd"))
+    if (l.alpha == std::vector<std::int64_t>{128}) found = l.input.same_type(Shape(DType::u8, {2048}));
   // Matched although tileloadd reads only half of each 128-byte row of its window: the bytes it
   // skips are filled so that the input is the contiguous window (movement_rules.hpp, divide()).
   CHECK(found);
@@ -186,18 +204,10 @@ TEST_CASE("views: tileloadd is matched through views, at the stride the bytes ha
   const auto p8 = h.add(op(c, hlo::Opcode::BitcastConvert, bitcast_to(DType::s8)), {part});
   const auto p3 = h.add(op(c, hlo::Opcode::Reshape, reshape_to({1, 16, 64})), {p8});
   h.rebuild();
-  auto rule2 = movement_instruction_rule(c);
-  std::vector<TensorRewrite> rules2;
-  rules2.push_back(std::move(*rule2));
-  egraph::Runner<TensorLanguage, TensorAnalysis> runner2;
-  runner2.run(h, rules2);
+  run_movement_rule(c, h);
   bool at_64 = false;
-  for (egraph::Id n : h.eclass(p3).nodes) {
-    const auto node = h.node(n);
-    if (node.op.kind == NodeKind::Pii && static_cast<std::size_t>(node.op.opcode) == tileloadd &&
-        c.attributes_of(node.op).alpha == std::vector<std::int64_t>{64})
-      at_64 = h.find(node.children[0]) == h.find(part);
-  }
+  for (const Load& l : loads_in(h, c, p3, "tileloadd"))
+    if (l.alpha == std::vector<std::int64_t>{64}) at_64 = l.input_class == h.find(part);
   CHECK(at_64);
 }
 
@@ -213,28 +223,17 @@ TEST_CASE("views: a window that runs past the end of its base is read as the pre
   const auto s8 = g.add(op(c, hlo::Opcode::BitcastConvert, bitcast_to(DType::s8)), {tile});
   const auto unit = g.add(op(c, hlo::Opcode::Reshape, reshape_to({1, 16, 64})), {s8});
   g.rebuild();
-  auto rule = movement_instruction_rule(c);
-  REQUIRE(rule);
-  std::vector<TensorRewrite> rules;
-  rules.push_back(std::move(*rule));
-  egraph::Runner<TensorLanguage, TensorAnalysis> runner;
-  runner.run(g, rules);
-  std::size_t tileloadd = 0;
-  for (std::size_t i = 0; i < c.isa.instructions.size(); ++i)
-    if (c.isa.instructions[i].name == "tileloadd") tileloadd = i;
+  run_movement_rule(c, g);
   // Matched at stride 128, its input the 1984 bytes from byte 64 to the end of the base (once per
   // view of the tile's class: over x and over the 16 x 128 rows). Stride 64 reads the tile's
   // bytes gathered into a u8[1024] value, as before.
   std::size_t matched = 0;
-  for (egraph::Id n : g.eclass(unit).nodes) {
-    const auto node = g.node(n);
-    if (node.op.kind != NodeKind::Pii || static_cast<std::size_t>(node.op.opcode) != tileloadd) continue;
-    const Shape& in = g.data(node.children[0]).type;
-    if (c.attributes_of(node.op).alpha == std::vector<std::int64_t>{128}) {
+  for (const Load& l : loads_in(g, c, unit, "tileloadd")) {
+    if (l.alpha == std::vector<std::int64_t>{128}) {
       ++matched;
-      CHECK(in.same_type(Shape(DType::u8, {1984})));
+      CHECK(l.input.same_type(Shape(DType::u8, {1984})));
     } else {
-      CHECK(in.same_type(Shape(DType::u8, {1024})));
+      CHECK(l.input.same_type(Shape(DType::u8, {1024})));
     }
   }
   CHECK(matched >= 1);
@@ -245,17 +244,13 @@ TEST_CASE("views: a window that runs past the end of its base is read as the pre
   const auto tall8 = g.add(op(c, hlo::Opcode::BitcastConvert, bitcast_to(DType::s8)), {tall});
   const auto unit2 = g.add(op(c, hlo::Opcode::Reshape, reshape_to({1, 16, 64})), {tall8});
   g.rebuild();
-  runner.run(g, rules);
-  std::size_t loads = 0;  // again once per view
-  for (egraph::Id n : g.eclass(unit2).nodes) {
-    const auto node = g.node(n);
-    if (node.op.kind == NodeKind::Pii && static_cast<std::size_t>(node.op.opcode) == tileloadd) {
-      ++loads;
-      CHECK(c.attributes_of(node.op).alpha == std::vector<std::int64_t>{64});
-      CHECK(g.data(node.children[0]).type.same_type(Shape(DType::u8, {1024})));
-    }
+  run_movement_rule(c, g);
+  const auto loads = loads_in(g, c, unit2, "tileloadd");  // again once per view
+  for (const Load& l : loads) {
+    CHECK(l.alpha == std::vector<std::int64_t>{64});
+    CHECK(l.input.same_type(Shape(DType::u8, {1024})));
   }
-  CHECK(loads >= 1);
+  CHECK(loads.size() >= 1);
 }
 
 TEST_CASE("views: gemmini_hw's mvin_spad loads a block of the last block row, whose window runs past the matrix") {
@@ -268,22 +263,13 @@ TEST_CASE("views: gemmini_hw's mvin_spad loads a block of the last block row, wh
   const auto block = g.add(op(c, hlo::Opcode::Slice, slice_of({{16, 32, 1}, {16, 32, 1}})), {rows});
   const auto s8 = g.add(op(c, hlo::Opcode::BitcastConvert, bitcast_to(DType::s8)), {block});
   g.rebuild();
-  auto rule = movement_instruction_rule(c);
-  REQUIRE(rule);
-  std::vector<TensorRewrite> rules;
-  rules.push_back(std::move(*rule));
-  egraph::Runner<TensorLanguage, TensorAnalysis> runner;
-  runner.run(g, rules);
-  const int mvin = c.isa.instruction_index("mvin_spad");
-  REQUIRE(mvin >= 0);
+  run_movement_rule(c, g);
   std::size_t matched = 0;
-  for (egraph::Id n : g.eclass(s8).nodes) {
-    const auto node = g.node(n);
-    if (node.op.kind != NodeKind::Pii || static_cast<int>(node.op.opcode) != mvin) continue;
+  for (const Load& l : loads_in(g, c, s8, "mvin_spad")) {
     // Stride 16 reads the block's bytes gathered into a u8[256] value; stride 32 reads x itself.
-    if (c.attributes_of(node.op).alpha != std::vector<std::int64_t>{1, 32}) continue;  // tiles, stride
+    if (l.alpha != std::vector<std::int64_t>{1, 32}) continue;  // tiles, stride
     ++matched;
-    CHECK(g.data(node.children[0]).type.same_type(Shape(DType::u8, {496})));  // 1024 - 528 bytes
+    CHECK(l.input.same_type(Shape(DType::u8, {496})));  // 1024 - 528 bytes
   }
   CHECK(matched >= 1);
 }
@@ -499,10 +485,7 @@ TEST_CASE("views: the strided division agrees with the explicit one") {
     ms.movement = permute(input, static_cast<int>(gen.pick(0, 4)));
     ms.output_type = ms.movement.type;
     ms.movement_offsets = ms.movement.offsets();
-    const std::int64_t w = byte_width(ms.output_type.dtype);
-    ms.in_order = ms.output_type.element_count() * w == input.element_count() * byte_width(input.dtype);
-    for (std::size_t i = 0; i < ms.movement_offsets.size() && ms.in_order; ++i)
-      ms.in_order = ms.movement_offsets[i] == static_cast<std::int64_t>(i) * w;
+    ms.in_order = view_rule_detail::reads_in_order(ms);
     // C: the same type as Out0, a random view of a base (a permutation of a bigger or equal base,
     // reshaped to Out0's dims when the element counts allow).
     const Shape base(ms.output_type.dtype, gen.factor(ms.output_type.element_count()));

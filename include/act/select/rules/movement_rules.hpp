@@ -41,6 +41,15 @@ struct MovementSemantics {
   std::vector<Shape> parameter_types;    // every input's type for this alpha
 };
 
+// Whether Out0 is the input's bytes in order (MovementSemantics::in_order), from the offsets.
+inline bool reads_in_order(const MovementSemantics& s) {
+  const std::int64_t w = byte_width(s.output_type.dtype);
+  if (s.output_type.element_count() * w != s.input_type.element_count() * byte_width(s.input_type.dtype)) return false;
+  for (std::size_t i = 0; i < s.movement_offsets.size(); ++i)
+    if (s.movement_offsets[i] != static_cast<std::int64_t>(i) * w) return false;
+  return true;
+}
+
 inline std::optional<MovementSemantics> movement_semantics(SelectionContext& ctx, const isa::Instruction& instruction,
                                                            const std::vector<std::int64_t>& alpha) {
   auto env = [&](std::string_view name) -> std::optional<std::int64_t> {
@@ -96,10 +105,7 @@ inline std::optional<MovementSemantics> movement_semantics(SelectionContext& ctx
         s.movement = std::move(*next);
       }
       s.movement_offsets = s.movement.offsets();
-      const std::int64_t w = byte_width(s.output_type.dtype);
-      s.in_order = s.output_type.element_count() * w == s.input_type.element_count() * byte_width(s.input_type.dtype);
-      for (std::size_t i = 0; i < s.movement_offsets.size() && s.in_order; ++i)
-        s.in_order = s.movement_offsets[i] == static_cast<std::int64_t>(i) * w;
+      s.in_order = reads_in_order(s);
       return s;
     }
     chain.push_back(&inst);
