@@ -6,11 +6,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,6 +30,7 @@
 #include "act/isa/gemmini_timing.hpp"
 #include "act/isa/registry.hpp"
 #include "act/isa/validate.hpp"
+#include "act/select/rules/split_sizes.hpp"
 #include "act/sim/assembly.hpp"
 #include "act/sim/expand.hpp"
 #include "act/sim/machine.hpp"
@@ -543,6 +546,89 @@ TEST_CASE("gemmini_plus: loop_ws compiles the 64x64x64 GEMM and costs less than 
   INFO("loop_ws " << compiled.cost() << " cycles, RISC " << risc_cycles);
   CHECK(compiled.cost() < risc_cycles);
   CHECK(codegen::program_traffic(program, kPlus).total() > codegen::program_traffic(compiled.program(), kPlus).total());
+}
+
+// An output row wider than one 16x16 block: each mvout_acc_stride writes its block into a
+// 16-row window at the output's pitch and keeps the window's other bytes; module 1 offers the
+// output as an overlay^H of such windows (select/init/output_overlay.hpp).
+TEST_CASE("gemmini_hw: the 64x64x64 GEMM compiles with strided partial stores and verifies", "[isa][gemmini_hw][overlay]") {
+  const hlo::Module kernel = testing::load_kernel(example("gemm_64x64x64.hlo"));
+  testing::CompileTestOptions options;
+  options.compile.timeout = std::chrono::duration<double>(60.0);
+  const auto compiled = testing::compile_and_verify<isa::GemminiHw>(kernel, options);
+  ACT_REQUIRE_VERIFIED(compiled);
+  // 16 output blocks, each a chain of 4 accumulating matmuls (K = 64 peeled 16 at a time) and
+  // one store of its 16 x 16 block at the row pitch of 64 elements.
+  CHECK(compiled.count("matmul32_ws") == 64);
+  CHECK(compiled.count("mvout_acc_stride") == 16);
+  std::set<std::int64_t> windows;
+  for (const auto& ci : compiled.program().instructions)
+    if (ci.name == "mvout_acc_stride") {
+      CHECK(ci.attributes.at(0) == 64);  // stride
+      windows.insert(ci.attributes.at(1) - compiled.image().outputs.at(0).address);
+    }
+  // Every block of the output written once: byte offsets 16 x 4 x (64 i + j) ... of row 16 i.
+  std::set<std::int64_t> expected;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 4; ++j) expected.insert(4096 * i + 64 * j);
+  CHECK(windows == expected);
+}
+
+TEST_CASE("gemmini_hw: a contracting dim of 64 becomes one chain of accumulating matmuls", "[isa][gemmini_hw]") {
+  const hlo::Module kernel = hlo::parse_module(R"(HloModule gemm_16x16x64
+ENTRY main {
+  A = s8[16,64] parameter(0)
+  B = s8[64,16] parameter(1)
+  a = s32[16,64] convert(A)
+  b = s32[64,16] convert(B)
+  ab = s32[16,16] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  lo = s32[] constant(-128)
+  hi = s32[] constant(127)
+  ROOT C = s32[16,16] clamp(lo, ab, hi)
+})");
+  const auto compiled = testing::compile_and_verify<isa::GemminiHw>(kernel);
+  ACT_REQUIRE_VERIFIED(compiled);
+  CHECK(compiled.count("matmul32_ws") == 4);
+  CHECK(compiled.count("mvout_acc_stride") == 1);
+  // Peeling K 16 at a time gives the sum as the chain the bias input accumulates; halving
+  // it (32 + 32) needed reassociation, and the e-graph passed 60k e-nodes without a program.
+  CHECK(compiled.statistics().enodes < 5000);
+}
+
+TEST_CASE("split sizes: a dim one instruction computes whole is still cut for one that computes less", "[isa][gemmini_plus]") {
+  using select::SplitRole;
+  const select::SplitSizes hw(kHw), plus(kPlus), eval(kEval);
+  // gemmini_hw computes 16s: K = 64 is peeled (16 + 48), rows halve (64 -> 32).
+  CHECK(hw.split_point(SplitRole::DotContracting, DType::s32, 64) == 16);
+  CHECK(hw.split_point(SplitRole::DotContracting, DType::s32, 48) == 16);
+  CHECK(hw.split_point(SplitRole::DotLhsFree, DType::s32, 64) == 32);
+  CHECK_FALSE(hw.split_point(SplitRole::DotLhsFree, DType::s32, 16).has_value());
+  // gemmini_plus: loop_ws computes 64 whole, matmul32_ws only 16: both programs need the cuts.
+  CHECK(plus.computes_whole(SplitRole::DotLhsFree, DType::s32, 64));
+  CHECK(plus.split_point(SplitRole::DotLhsFree, DType::s32, 64) == 32);
+  CHECK(plus.split_point(SplitRole::DotContracting, DType::s32, 64) == 16);
+  CHECK_FALSE(plus.split_point(SplitRole::DotLhsFree, DType::s32, 16).has_value());
+  // The evaluation's matmul takes any shape up to 16: 16 stays whole (no 8 + 8 for it).
+  CHECK_FALSE(eval.split_point(SplitRole::DotLhsFree, DType::s8, 16).has_value());
+  CHECK_FALSE(eval.split_point(SplitRole::DotContracting, DType::s8, 16).has_value());
+}
+
+TEST_CASE("gemmini_plus: RISC programs are candidates next to loop_ws, and the cost model picks loop_ws", "[isa][gemmini_plus]") {
+  const hlo::Module kernel = testing::load_kernel(example("gemm_64x64x64.hlo"));
+  testing::CompileTestOptions options;
+  options.compile.timeout = std::chrono::duration<double>(60.0);
+  options.compile.patience = 100;  // `act compile --patience 100`: weigh candidates longer
+  const auto compiled = testing::compile_and_verify<isa::GemminiPlus>(kernel, options);
+  ACT_REQUIRE_VERIFIED(compiled);
+  CHECK(compiled.count("loop_ws") == 1);
+  const auto& listed = compiled.statistics().candidate_list;
+  const auto risc = std::find_if(listed.begin(), listed.end(), [](const codegen::CandidateSummary& c) {
+    return c.mix.find("matmul32_ws") != std::string::npos && c.mix.find("loop_ws") == std::string::npos;
+  });
+  REQUIRE(risc != listed.end());
+  INFO("RISC candidate: " << risc->instructions << " instructions, " << risc->mix);
+  CHECK(risc->cost > compiled.cost());
+  CHECK(compiled.statistics().best_candidate == 1);
 }
 
 // ---- the evaluation's kernels ----------------------------------------------------------------------

@@ -329,13 +329,16 @@ TEST_CASE("IR->ISA rules: tilestored at stride 64 binds its old window to an und
   SelectionContext c = amx_context();
   const IsaRuleSet set = isa_rules(c);
   const IsaRuleInfo& info = *set.infos[rule_index(set, "tilestored")];
-  REQUIRE(info.variants.size() == 2);
+  // Plain and peeled, each with the dynamic-update-slice skipped (the rows cover the window)
+  // and as an Embed (they need not: a partial store, select/init/output_overlay.hpp).
+  REQUIRE(info.variants.size() == 4);
   for (const auto& v : info.variants) {
     REQUIRE(v.bindings.size() == 2);
     CHECK(v.bindings[0].source == InputSource::Matched);
     CHECK(v.bindings[1].source == InputSource::Undefined);
   }
   CHECK(info.variants[1].pattern_text == "(bitcast-convert :to u8 ?In1')");
+  CHECK(info.variants[3].pattern_text == "(embed :start {0,0} ?In1')");
 
   TensorGraph g{TensorAnalysis(&c)};
   const auto tile = kernel_tile(g, c, 0);                               // s8[16,64]
@@ -658,6 +661,26 @@ TEST_CASE("AMX: the int8 GEMM family compiles to one tdpbusd per output tile, M 
       CHECK(r.count("tilestored") == tiles);
       CHECK(r.count("tileloadd") == static_cast<std::size_t>(m / 16 + n / 16));
     }
+}
+
+// A row-major result wider than a tile row: tilestored at stride 128 writes one 16x16 s32 tile
+// into every other 64 bytes of a 16 x 128-byte window and keeps the rest. Module 1 offers the
+// result as an overlay^H of two such windows, 64 bytes apart (select/init/output_overlay.hpp);
+// phase 2 lets the windows overlap, since their written bytes do not (alloc/values.hpp).
+TEST_CASE("AMX: a row-major s32[16,32] result is two tilestored at stride 128 into overlapping windows", "[amx][overlay]") {
+  auto r = testing::compile_and_verify<isa::Amx>(kAmxKernels + "/int8_gemm_m16_n32_rowmajor.hlo", first_candidate());
+  ACT_REQUIRE_VERIFIED(r);
+  CHECK(r.count("tdpbusd") == 2);
+  REQUIRE(r.count("tilestored") == 2);
+  std::vector<std::int64_t> offsets;
+  const std::int64_t output = r.image().outputs.at(0).address;
+  for (const auto& ci : r.program().instructions)
+    if (ci.name == "tilestored") {
+      CHECK(ci.attributes.at(0) == 128);  // stride: the result's row, in bytes
+      offsets.push_back(ci.attributes.at(2) - output);
+    }
+  std::sort(offsets.begin(), offsets.end());
+  CHECK(offsets == std::vector<std::int64_t>{0, 64});
 }
 
 // ---- K5 (issue 5): each half alone, and the whole kernel (its halves explored as output groups) ----

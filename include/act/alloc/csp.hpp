@@ -15,7 +15,9 @@
 //   identity instructions: slice^H lies inside its operand at the offset its ranges give along
 //         the access dims (in HBM, a u8 vector, that is a byte offset); concat^H places its
 //         operands contiguously along its dimension, in order, and equals their union. They own
-//         no memory: their operands stay live while they are (schedule.hpp).
+//         no memory: their operands stay live while they are (schedule.hpp). overlay^H places
+//         each operand at its byte offset; an operand's footprint (values.hpp) is what bounds and
+//         CSP4 see, its whole window must still lie in the buffer.
 //   CSP4  every interfering pair of storage values (schedule.hpp) is separated along at least
 //         one access dimension: a.start[d] + a.len[d] <= b.start[d] or the converse.
 // Solving: first a constructive assignment (weighted union-find over the equalities of CSP1-3
@@ -207,7 +209,8 @@ inline std::optional<std::string> check_assignment(const GraphValues& v, const I
     if (x.kind == select::PiiNodeKind::Undefined) continue;
     for (std::size_t d = 0; d < v.length[i].size(); ++d) {
       const std::int64_t lo = d == 0 ? csp_detail::lower_bound_of(v, i) : 0;
-      if (a.start[i][d] < lo || a.start[i][d] + v.length[i][d] > csp_detail::upper_bound_of(v, i, d))
+      if (a.start[i][d] < lo || a.start[i][d] + v.footprint[i][d] > csp_detail::upper_bound_of(v, i, d) ||
+          a.start[i][d] + v.length[i][d] > buffer.access_dims[d])
         return fmt::format("%{}: slice {}+{} outside {} along dim {}", i, a.start[i][d], v.length[i][d], buffer.name, d);
     }
     if (v.pinned[i] && a.start[i][0] != *v.pinned[i])
@@ -229,6 +232,11 @@ inline std::optional<std::string> check_assignment(const GraphValues& v, const I
         }
         break;
       }
+      case select::PiiNodeKind::OverlayH:
+        for (std::size_t k = 0; k < x.operands.size(); ++k)
+          if (a.start[x.operands[k]][0] != a.start[i][0] + x.offsets[k])
+            return fmt::format("%{}: overlay^H operand %{} not at offset {}", i, x.operands[k], x.offsets[k]);
+        break;
       case select::PiiNodeKind::Pii: {
         const PreparedInstruction& p = v.prepared(i);
         if (a.beta[i].size() != p.instruction->beta.size()) return fmt::format("%{}: wrong number of beta values", i);
@@ -258,7 +266,7 @@ inline std::optional<std::string> check_assignment(const GraphValues& v, const I
     }
   }
   for (const auto& [p, q] : interference)
-    if (!csp_detail::separated(a.start[p], v.length[p], a.start[q], v.length[q]))
+    if (!csp_detail::separated(a.start[p], v.footprint[p], a.start[q], v.footprint[q]))
       return fmt::format("%{} and %{} are live together but overlap", p, q);
   return std::nullopt;
 }
@@ -314,6 +322,9 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
           if (!uf.unite(coord[o][d], coord[i][d], d == dim ? offset : 0)) return std::nullopt;
         offset += v.length[o][dim];
       }
+    } else if (x.kind == select::PiiNodeKind::OverlayH) {
+      for (std::size_t k = 0; k < x.operands.size(); ++k)
+        if (!uf.unite(coord[x.operands[k]][0], coord[i][0], x.offsets[k])) return std::nullopt;
     } else if (x.kind == select::PiiNodeKind::Pii) {
       const PreparedInstruction& p = v.prepared(i);
       for (std::size_t d = 0; d < coord[i].size(); ++d)
@@ -370,7 +381,8 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
     for (const Member& m : members[c]) {
       const auto& buffer = v.buffer_of(m.node);
       lo = std::max(lo, (m.dim == 0 ? csp_detail::lower_bound_of(v, m.node) : 0) - m.offset);
-      hi = std::min(hi, csp_detail::upper_bound_of(v, m.node, m.dim) - v.length[m.node][m.dim] - m.offset);
+      hi = std::min(hi, csp_detail::upper_bound_of(v, m.node, m.dim) - v.footprint[m.node][m.dim] - m.offset);
+      hi = std::min(hi, buffer.access_dims[m.dim] - v.length[m.node][m.dim] - m.offset);
     }
     std::int64_t x = lo;
     bool placed = false;
@@ -382,8 +394,8 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
         if (!s) continue;
         for (std::size_t w : neighbours[m.node]) {
           const auto sw = start_of(w, c, x);
-          if (!sw || csp_detail::separated(*s, v.length[m.node], *sw, v.length[w])) continue;
-          jump = (*sw)[m.dim] + v.length[w][m.dim] - m.offset;
+          if (!sw || csp_detail::separated(*s, v.footprint[m.node], *sw, v.footprint[w])) continue;
+          jump = (*sw)[m.dim] + v.footprint[w][m.dim] - m.offset;
           break;
         }
         if (jump) break;
@@ -492,8 +504,13 @@ class CspSolver {
       for (std::size_t d = 0; d < v.length[i].size(); ++d) {
         const std::int64_t lo = d == 0 ? csp_detail::lower_bound_of(v, i) : 0;
         e.assertions.push_back(e.start[i][d] >= num(lo));
-        e.assertions.push_back(e.start[i][d] + num(v.length[i][d]) <= num(csp_detail::upper_bound_of(v, i, d)));
+        e.assertions.push_back(e.start[i][d] + num(v.footprint[i][d]) <= num(csp_detail::upper_bound_of(v, i, d)));
+        if (v.footprint[i][d] != v.length[i][d])
+          e.assertions.push_back(e.start[i][d] + num(v.length[i][d]) <= num(buffer.access_dims[d]));
       }
+      if (x.kind == select::PiiNodeKind::OverlayH)
+        for (std::size_t k = 0; k < x.operands.size(); ++k)
+          e.assertions.push_back(e.start[x.operands[k]][0] == e.start[i][0] + num(x.offsets[k]));
       if (v.pinned[i] && !x.is_leaf()) e.assertions.push_back(e.start[i][0] == num(*v.pinned[i]));
       if (x.kind == select::PiiNodeKind::ConcatH) {
         std::int64_t offset = 0;
@@ -535,8 +552,8 @@ class CspSolver {
     for (const auto& [a, b] : interference) {
       z3::expr any = ctx_.bool_val(false);
       for (std::size_t d = 0; d < v.length[a].size(); ++d)
-        any = any || (e.start[a][d] + num(v.length[a][d]) <= e.start[b][d]) ||
-              (e.start[b][d] + num(v.length[b][d]) <= e.start[a][d]);
+        any = any || (e.start[a][d] + num(v.footprint[a][d]) <= e.start[b][d]) ||
+              (e.start[b][d] + num(v.footprint[b][d]) <= e.start[a][d]);
       e.disjoint.push_back(any);
     }
     return e;

@@ -14,7 +14,8 @@
 //   directly or through slice^H/concat^H; leaves live for the whole program; storage a root
 //   aliases lives to the end; a value nobody reads lives at [2t+1, 2t+1]. Two storage values in
 //   one buffer interfere when their intervals intersect; two leaves never do (their places are
-//   fixed by the kernel image). So an instruction may overwrite an operand it reads last.
+//   fixed by the kernel image), nor do two windows of one overlay^H (values.hpp). So an
+//   instruction may overwrite an operand it reads last.
 #pragma once
 
 #include <algorithm>
@@ -146,6 +147,7 @@ inline InterferenceGraph interference_graph(const GraphValues& v, const Schedule
     for (NodeIndex b = a + 1; b < v.size(); ++b) {
       if (!v.storage[b] || v.node(a).buffer != v.node(b).buffer) continue;
       if (v.node(a).is_leaf() && v.node(b).is_leaf()) continue;
+      if (v.overlay[a] >= 0 && v.overlay[a] == v.overlay[b]) continue;  // disjoint written bytes
       if (live[a].begin <= live[b].end && live[b].begin <= live[a].end) g.emplace_back(a, b);
     }
   }

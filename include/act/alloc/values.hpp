@@ -11,6 +11,11 @@
 //               it has no producer and no place; its reader's input address map alone decides
 //               where the reader looks, and no def-use equality ties it (csp.hpp).
 //   aliases     the storage nodes an identity node's memory lies in (transitively).
+//   footprint   the slice a node's value occupies for interference and bounds: its length,
+//               except for an operand of overlay^H, a store's window of which only the part
+//               inside the overlay is written (its window may run past the overlay's end; the
+//               bytes there are read and written back unchanged). Siblings of one overlay^H
+//               never interfere: their written bytes are disjoint by construction.
 //   pinned      Input leaves at their kernel-image address; Constant leaves in the pool (in
 //               order of constant id, each aligned to kConstantAlignment, starting at the pool
 //               address); roots at the kernel's output addresses.
@@ -64,6 +69,8 @@ struct GraphValues {
   isa::IsaView isa;
   int hbm = 0;                                        // index of the HBM buffer
   std::vector<std::vector<std::int64_t>> length;      // per node, per access dim of its buffer
+  std::vector<std::vector<std::int64_t>> footprint;   // per node: the part of `length` it writes
+  std::vector<std::int64_t> overlay;                  // per node: the overlay^H it is an operand of, or -1
   std::vector<std::int64_t> bytes;                    // per node: memory it denotes, in bytes
   std::vector<bool> storage;                          // per node: owns memory (Pii or leaf)
   std::vector<std::vector<std::size_t>> aliases;      // per node: storage nodes its memory lies in
@@ -155,6 +162,7 @@ inline GraphValues analyze_values(const select::PiiGraph& graph, const isa::IsaV
   v.root_region.assign(n, std::nullopt);
   v.instructions.resize(v.isa.instructions.size());
 
+  v.overlay.assign(n, -1);
   for (std::size_t i = 0; i < n; ++i) {
     const select::PiiNode& x = graph.node(i);
     if (x.buffer < 0 || static_cast<std::size_t>(x.buffer) >= v.isa.buffers.size())
@@ -229,6 +237,21 @@ inline GraphValues analyze_values(const select::PiiGraph& graph, const isa::IsaV
         std::sort(v.aliases[i].begin(), v.aliases[i].end());
         break;
       }
+      case select::PiiNodeKind::OverlayH: break;  // below, once the operands are known storage
+    }
+    v.footprint.push_back(v.length[i]);
+    if (x.kind == select::PiiNodeKind::OverlayH) {
+      if (x.buffer != v.hbm || x.offsets.size() != x.operands.size())
+        throw Error(ErrorKind::Internal, fmt::format("pii node %{}: overlay^H needs HBM and one offset per operand", i));
+      for (std::size_t k = 0; k < x.operands.size(); ++k) {
+        const std::size_t o = x.operands[k];
+        if (!v.storage[o] || graph.node(o).is_leaf() || v.overlay[o] >= 0 || x.offsets[k] < 0 || x.offsets[k] >= v.bytes[i])
+          throw Error(ErrorKind::Internal, fmt::format("pii node %{}: overlay^H operand %{} must be a store's own window", i, o));
+        v.overlay[o] = static_cast<std::int64_t>(i);
+        v.footprint[o][0] = std::min(v.length[o][0], v.bytes[i] - x.offsets[k]);
+        v.aliases[i].push_back(o);
+      }
+      std::sort(v.aliases[i].begin(), v.aliases[i].end());
     }
     if (x.is_identity())
       for (std::size_t o : x.operands)

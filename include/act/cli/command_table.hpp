@@ -37,7 +37,7 @@ inline constexpr Command kCommands[] = {
      "run the program in the simulator on random inputs and compare with the kernel", run_verify},
     {"compile",
      "--isa NAME KERNEL.hlo [-o FILE] [--format text|json|python|c] [--verify[=N]] [--timeout S] [--deterministic] "
-     "[--candidates N] [--stats] [--dot FILE] [--hex] [--align N] [--computation NAME]",
+     "[--candidates N] [--patience N] [--stats] [--dot FILE] [--hex] [--align N] [--computation NAME]",
      "compile the kernel to assembly for the ISA (exit 1 when no program is found within the budget)", run_compile},
     {"run",
      "--isa NAME KERNEL.hlo [PROGRAM.asm] [--trials N] [--seed S] [--align N] [--emulate] [--cc COMPILER] [-o FILE.c] "

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -78,6 +79,8 @@ inline std::string allocated_dot(const select::PiiGraph& graph, const isa::IsaVi
       case select::PiiNodeKind::Constant: label = fmt::format("constant {}", x.index); break;
       case select::PiiNodeKind::SliceH: label = "slice^H"; break;
       case select::PiiNodeKind::ConcatH: label = fmt::format("concat^H (dim {})", x.dimension); break;
+      case select::PiiNodeKind::OverlayH: label = fmt::format("overlay^H (offsets {})", fmt::join(x.offsets, ",")); break;
+      case select::PiiNodeKind::Undefined: label = "undefined"; break;
     }
     std::string slice;
     if (i < assignment.start.size() && i < values.length.size()) {
@@ -333,6 +336,17 @@ inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaV
   return out;
 }
 
+// "name x count" per instruction of `program`, most frequent first (ties by name).
+inline std::string instruction_mix(const sim::Program& program) {
+  std::map<std::string, std::size_t> count;
+  for (const auto& ci : program.instructions) ++count[ci.name];
+  std::vector<std::pair<std::string, std::size_t>> sorted(count.begin(), count.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : sorted) parts.push_back(fmt::format("{} x{}", name, n));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 // Deterministic compiles search at least this many extraction steps past the best candidate
 // (about a millisecond or two of extraction): a best found by the greedy graph spent none.
 inline constexpr std::uint64_t kMinSearchWork = std::uint64_t{1} << 20;
@@ -369,6 +383,8 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
   std::optional<Candidate> best;
   double best_cost = std::numeric_limits<double>::infinity();
   std::size_t candidates = 0, best_index = 0;
+  std::vector<CandidateSummary> listed;
+  std::vector<sim::Program> seen;  // every distinct program produced
   double cost_seconds = 0;
   StopReason stop = StopReason::Exhausted;
   for (;;) {
@@ -386,10 +402,16 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
       else stop = stream->timed_out() || Clock::now() >= deadline ? StopReason::Timeout : StopReason::Heuristic;
       break;
     }
+    // Different pii graphs can allocate to the same program (loop_ws whole, or through
+    // concat^H of its output's views): it is one candidate.
+    if (std::find(seen.begin(), seen.end(), c->program) != seen.end()) continue;
+    seen.push_back(c->program);
     ++candidates;
     const auto t0 = Clock::now();
     const double cost = model(c->program, isa);
     cost_seconds += seconds_since(t0);
+    if (listed.size() < Statistics::kListedCandidates)
+      listed.push_back(CandidateSummary{c->program.instructions.size(), cost, c->seconds, backend_detail::instruction_mix(c->program)});
     if (cost < best_cost) {
       best_cost = cost;
       best = std::move(c);
@@ -410,6 +432,7 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
   }
   Statistics s = stream->statistics();
   s.candidates = candidates;
+  s.candidate_list = std::move(listed);
   s.best_candidate = best_index;
   s.best_seconds = best ? best->seconds : 0;
   s.cost_seconds = cost_seconds;

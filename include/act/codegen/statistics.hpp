@@ -29,6 +29,14 @@ constexpr std::string_view to_string(StopReason r) {
   return "?";
 }
 
+// One program the code generator produced, for --stats: which candidates it weighed.
+struct CandidateSummary {
+  std::size_t instructions = 0;
+  double cost = 0;
+  double seconds = 0;   // when it was found, since the compile began
+  std::string mix;      // "name x count" per instruction, most frequent first
+};
+
 struct Statistics {
   // Module 1: e-graph initializer.
   double init_seconds = 0;
@@ -71,6 +79,8 @@ struct Statistics {
   double cost_seconds = 0;         // spent in the cost model
   double total_seconds = 0;
   StopReason stop = StopReason::Exhausted;
+  static constexpr std::size_t kListedCandidates = 32;
+  std::vector<CandidateSummary> candidate_list;  // the first kListedCandidates, in order found
 
   // A few lines, one per module.
   std::string to_string() const {
@@ -91,6 +101,11 @@ struct Statistics {
                        "stopped by {}\n",
                        total_seconds * 1e3, candidates, best_candidate, best_seconds * 1e3, cost_seconds * 1e3,
                        codegen::to_string(stop));
+    for (std::size_t k = 0; k < candidate_list.size(); ++k) {
+      const CandidateSummary& c = candidate_list[k];
+      out += fmt::format("  candidate #{}{} at {:.3f} ms: {} instructions, cost {}: {}\n", k + 1, k + 1 == best_candidate ? " (best)" : "",
+                         c.seconds * 1e3, c.instructions, c.cost, c.mix);
+    }
     return out;
   }
 };

@@ -3,6 +3,9 @@
 //   Pii       an ISA instruction with alpha fixed (beta is phase 2's job)
 //   SliceH    the identity instruction slice^H inside one buffer
 //   ConcatH   the identity instruction concat^H inside one buffer
+//   OverlayH  the identity instruction overlay^H in HBM: a value assembled from the written bytes
+//             of byte windows placed at fixed offsets (`offsets`); a window may run past the
+//             value's end, and the windows' written bytes are disjoint (tensor_language.hpp)
 //   Input     a kernel input, byte-flattened in HBM (a leaf)
 //   Constant  a compile-time constant in HBM (a leaf; the HBM constant pool)
 //   Undefined a don't-care instruction input (a leaf): no producer, no content, no place of its
@@ -34,7 +37,7 @@
 
 namespace act::select {
 
-enum class PiiNodeKind : std::uint8_t { Pii, SliceH, ConcatH, Input, Constant, Undefined };
+enum class PiiNodeKind : std::uint8_t { Pii, SliceH, ConcatH, Input, Constant, Undefined, OverlayH };
 
 constexpr std::string_view to_string(PiiNodeKind k) {
   switch (k) {
@@ -44,6 +47,7 @@ constexpr std::string_view to_string(PiiNodeKind k) {
     case PiiNodeKind::Input: return "input";
     case PiiNodeKind::Constant: return "constant";
     case PiiNodeKind::Undefined: return "undefined";
+    case PiiNodeKind::OverlayH: return "overlay^H";
   }
   return "?";
 }
@@ -58,6 +62,7 @@ struct PiiNode {
   std::vector<std::int64_t> alpha;     // Pii: alpha values in declared order
   std::vector<hlo::SliceRange> slice;  // SliceH: the ranges
   std::int64_t dimension = -1;         // ConcatH: the concatenated dimension
+  std::vector<std::int64_t> offsets;   // OverlayH: each operand's byte offset
   Shape type;                          // the tensor it produces
   std::uint32_t eclass = kNoClass;     // the e-class phase 1 extracted it from: printed, never read by phase 2
   std::vector<std::size_t> operands;   // node indices, in operand order (always smaller indices)
@@ -65,7 +70,9 @@ struct PiiNode {
   bool is_leaf() const {
     return kind == PiiNodeKind::Input || kind == PiiNodeKind::Constant || kind == PiiNodeKind::Undefined;
   }
-  bool is_identity() const { return kind == PiiNodeKind::SliceH || kind == PiiNodeKind::ConcatH; }
+  bool is_identity() const {
+    return kind == PiiNodeKind::SliceH || kind == PiiNodeKind::ConcatH || kind == PiiNodeKind::OverlayH;
+  }
 };
 
 class PiiGraph {
@@ -146,6 +153,7 @@ class PiiGraph {
       key.push_back(x.index);
       key.push_back(x.buffer);
       key.push_back(x.dimension);
+      list(x.offsets);
       list(x.alpha);
       key.push_back(static_cast<std::int64_t>(x.slice.size()));
       for (const auto& r : x.slice) {
@@ -243,6 +251,7 @@ class PiiGraph {
         return text + "])";
       }
       case PiiNodeKind::ConcatH: return fmt::format("concat^H(dim {})", x.dimension);
+      case PiiNodeKind::OverlayH: return fmt::format("overlay^H(offsets {})", fmt::join(x.offsets, ","));
     }
     return "?";
   }

@@ -2,7 +2,7 @@
 // what a user's unit tests do (act/testing/catch2.hpp adds the Catch2 macros).
 //
 //   auto r = act::testing::compile_and_verify<my::Isa>("dense.hlo");   // r.ok, r.message
-//   r.count("matmul"), r.cost(), r.size(), r.program(), r.statistics()
+//   r.count("matmul"), r.cost(), r.size(), r.program(), r.statistics(), r.image()
 //   auto v = act::testing::verify_files<my::Isa>("dense.hlo", "dense.asm");
 //
 // compile_and_verify compiles deterministically by default (the same program every run; see
@@ -56,6 +56,8 @@ struct CompiledKernel {
   std::size_t size() const { return result().program.instructions.size(); }
   std::size_t count(std::string_view instruction) const { return result().count(instruction); }
   const codegen::Statistics& statistics() const { return result().statistics; }
+  // Where the kernel's inputs, outputs and constants lie in HBM.
+  const sim::KernelImage& image() const { return result().image; }
 
  private:
   const CompileResult& result() const {

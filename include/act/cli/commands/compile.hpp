@@ -40,6 +40,9 @@ inline int run_compile(Args& args, Context& context) {
   if (const auto seconds = args.seconds_option("--timeout")) options.timeout = std::chrono::duration<double>(*seconds);
   options.deterministic = args.flag("--deterministic");
   options.max_candidates = static_cast<std::size_t>(args.integer_option("--candidates", 0, 1));
+  // The termination heuristic's n (§7): stop once the search ran n times as long (as many
+  // candidates, with --deterministic) as it took to find the best so far.
+  options.patience = static_cast<double>(args.integer_option("--patience", 2, 1, 1000));
   options.image = args.image_options();
   const bool stats = args.flag("--stats");
   const bool hex = args.flag("--hex");

@@ -30,6 +30,7 @@
 #include "act/hlo/shape_check.hpp"
 #include "act/select/init/layout_chains.hpp"
 #include "act/select/init/output_groups.hpp"
+#include "act/select/init/output_overlay.hpp"
 #include "act/select/init/output_split.hpp"
 #include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
@@ -242,6 +243,12 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   // Row-major outputs on row-unit ISAs are split only on a retry (deeper_split > 0, from 4
   // levels): an output larger than any one store writes (QKV: 256 rows, store_rm takes 128)
   // is written piece by piece, and no axiom cuts an output's bytes.
+  // An untiled row-major output wider than a partial store's block is also offered as the
+  // overlay^H of such stores, band by band (output_overlay.hpp).
+  for (std::size_t k = 0; k < result.roots.size(); ++k) {
+    const Shape& shape = result.image.outputs[result.outputs[k]].shape;
+    if (!reorders_bytes(shape)) init_detail::add_output_overlays(b, result.roots[k], Shape(shape.dtype, shape.dims));
+  }
   const bool split_first = result.reorders_bytes || has_tile_unit(context.isa);
   if (split_first || deeper_split > 0)
     for (std::size_t k = 0; k < result.roots.size(); ++k) {

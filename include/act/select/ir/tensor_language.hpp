@@ -12,6 +12,16 @@
 //             instruction whose result does not depend on it (tilestored's old memory window
 //             when the stored rows cover it). IR->ISA rules create it; it is never part of a
 //             kernel's semantics, and phase 2 gives it no producer (isa_rules.hpp, alloc/).
+//   Embed     one child placed in a larger don't-care value: dynamic-update-slice of an Undefined
+//             value of type (child dtype, attributes.shape) by the child at the constant start
+//             indices attributes.dimensions. What a store that writes part of its window
+//             (mvout_acc_stride, tilestored at a stride wider than its rows) computes when the
+//             window's old bytes do not matter; only such a store's searcher matches it.
+//   OverlayH  the identity instruction overlay^H inside buffer attributes.index (HBM): a
+//             u8[attributes.shape[0]] value assembled from byte windows whose *written* bytes
+//             are disjoint and cover it; child k's window starts attributes.dimensions[k]
+//             bytes in and may run past the end (its bytes there are the store's don't-care
+//             window, never written). Module 1 builds it over Embed windows (output_overlay.hpp).
 // Attributes are interned in a NodeAttributesTable so an e-node is three small integers and
 // hashing and comparing e-nodes never touches vectors.
 #pragma once
@@ -38,7 +48,7 @@
 
 namespace act::select {
 
-enum class NodeKind : std::uint8_t { Operator, Input, Constant, Pii, SliceH, ConcatH, Undefined };
+enum class NodeKind : std::uint8_t { Operator, Input, Constant, Pii, SliceH, ConcatH, Undefined, Embed, OverlayH };
 
 constexpr std::string_view to_string(NodeKind k) {
   switch (k) {
@@ -49,6 +59,8 @@ constexpr std::string_view to_string(NodeKind k) {
     case NodeKind::SliceH: return "slice^H";
     case NodeKind::ConcatH: return "concat^H";
     case NodeKind::Undefined: return "undefined";
+    case NodeKind::Embed: return "embed";
+    case NodeKind::OverlayH: return "overlay^H";
   }
   return "?";
 }
@@ -153,6 +165,8 @@ inline constexpr std::uint32_t kConstantDiscriminant = 513;
 inline constexpr std::uint32_t kSliceHDiscriminant = 514;
 inline constexpr std::uint32_t kConcatHDiscriminant = 515;
 inline constexpr std::uint32_t kUndefinedDiscriminant = 516;
+inline constexpr std::uint32_t kEmbedDiscriminant = 517;
+inline constexpr std::uint32_t kOverlayHDiscriminant = 518;
 inline constexpr std::uint32_t kPiiDiscriminantBase = 1024;
 
 struct TensorLanguage {
@@ -171,6 +185,8 @@ struct TensorLanguage {
       case NodeKind::SliceH: return kSliceHDiscriminant;
       case NodeKind::ConcatH: return kConcatHDiscriminant;
       case NodeKind::Undefined: return kUndefinedDiscriminant;
+      case NodeKind::Embed: return kEmbedDiscriminant;
+      case NodeKind::OverlayH: return kOverlayHDiscriminant;
       case NodeKind::Pii: return kPiiDiscriminantBase + static_cast<std::uint32_t>(op.opcode);
     }
     return 0;
@@ -201,6 +217,21 @@ inline TensorOp make_undefined(NodeAttributesTable& table, const Shape& type) {
   a.dtype = type.dtype;
   a.shape = type.dims;
   return TensorOp{NodeKind::Undefined, hlo::Opcode::Parameter, table.intern(a)};
+}
+// `part` (its type from the child) placed at `start` in a don't-care value of dims `dims`.
+inline TensorOp make_embed(NodeAttributesTable& table, std::vector<std::int64_t> dims, std::vector<std::int64_t> start) {
+  NodeAttributes a;
+  a.shape = std::move(dims);
+  a.dimensions = std::move(start);
+  return TensorOp{NodeKind::Embed, hlo::Opcode::DynamicUpdateSlice, table.intern(a)};
+}
+// overlay^H of byte windows starting at `offsets` into a u8[bytes] value of buffer `buffer`.
+inline TensorOp make_overlay_h(NodeAttributesTable& table, int buffer, std::int64_t bytes, std::vector<std::int64_t> offsets) {
+  NodeAttributes a;
+  a.index = buffer;
+  a.shape = {bytes};
+  a.dimensions = std::move(offsets);
+  return TensorOp{NodeKind::OverlayH, hlo::Opcode::Concatenate, table.intern(a)};
 }
 // The instruction index doubles as the `opcode` field so the discriminant can tell
 // instructions apart (Opcode is 8 bits: at most 256 instructions per ISA).

@@ -108,6 +108,10 @@ struct Converter {
       case NodeKind::Undefined:
         // Only a Pii reads it (a don't-care input), and Pii nodes are not expanded either.
         throw Error(ErrorKind::Unsupported, "term_to_hlo: an undefined (don't-care) value has no HLO form");
+      case NodeKind::Embed:
+      case NodeKind::OverlayH:
+        // Their don't-care bytes have no HLO form.
+        throw Error(ErrorKind::Unsupported, "term_to_hlo: a partial window (embed, overlay^H) has no HLO form");
       case NodeKind::Operator: break;
     }
     instr.opcode = op.opcode;

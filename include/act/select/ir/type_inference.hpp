@@ -183,6 +183,25 @@ inline Shape infer_type(const SelectionContext& context, const TensorOp& op, std
       return rule_type(op, hlo::Opcode::Slice, children, rule_attributes(a));
     case NodeKind::ConcatH:
       return rule_type(op, hlo::Opcode::Concatenate, children, rule_attributes(a));
+    case NodeKind::Embed: {
+      expect_children(op, children, 1);
+      const Shape& part = *children[0];
+      if (part.is_tuple || part.dims.size() != a.shape.size() || a.dimensions.size() != a.shape.size())
+        fail(op, fmt::format("embed of {} into {} at {}", to_string(part), dims_text(a.shape), dims_text(a.dimensions)));
+      for (std::size_t d = 0; d < a.shape.size(); ++d)
+        if (a.dimensions[d] < 0 || a.dimensions[d] + part.dims[d] > a.shape[d])
+          fail(op, fmt::format("embed of {} into {} at {}: out of range", to_string(part), dims_text(a.shape), dims_text(a.dimensions)));
+      return Shape(part.dtype, a.shape);
+    }
+    case NodeKind::OverlayH: {
+      if (a.shape.size() != 1 || a.dimensions.size() != children.size() || children.empty())
+        fail(op, "overlay^H needs a byte count and one offset per window");
+      for (std::size_t k = 0; k < children.size(); ++k)
+        if (children[k]->is_tuple || children[k]->dtype != DType::u8 || children[k]->dims.size() != 1 ||
+            a.dimensions[k] < 0 || a.dimensions[k] >= a.shape[0])
+          fail(op, fmt::format("overlay^H window {} ({} at {}) in u8[{}]", k, to_string(*children[k]), a.dimensions[k], a.shape[0]));
+      return Shape(DType::u8, a.shape);
+    }
   }
   fail(op, "unknown node kind");
 }

@@ -14,6 +14,9 @@
 // Don't-care inputs: an input that no longer occurs once nodes are skipped (tilestored's old
 // window when the rows cover it) is bound to an Undefined leaf of its type: the result does not
 // depend on it, and phase 2 gives it no producer (it is the memory the instruction overwrites).
+// The embedding searchers (a dynamic-update-slice at constant indices matched as an Embed node)
+// bind the old window the same way: a store that writes part of its window matches the Embed
+// windows module 1 builds for overlay^H (select/init/output_overlay.hpp).
 // Skipped (with the reason kept in IsaRuleSet::skipped): multi-output instructions (later ISAs)
 // and semantics using operators outside the tensor language or alpha that no dim determines.
 // Movement instructions (tileloadd, tilestored) also get a rule matched through byte views
@@ -73,10 +76,11 @@ class Generator {
     std::vector<TensorPattern> patterns;
     std::vector<std::string> keys;  // one per generated searcher, to drop duplicates
     std::string reason;
+    for (int embed = 0; embed < (planner.embed_count() > 0 ? 2 : 1); ++embed)
     for (int peel = 0; peel < 2; ++peel)
       for (std::size_t zero_mask = 0; zero_mask < (std::size_t{1} << planner.zero_count()); ++zero_mask)
         for (std::size_t mask = 0; mask < (std::size_t{1} << planner.optional_count()); ++mask) {
-          std::optional<SearcherPlan> plan = planner.choose(mask, zero_mask);
+          std::optional<SearcherPlan> plan = planner.choose(mask, zero_mask, embed != 0);
           if (!plan) continue;
           try {
             auto built = peel ? build_peeled(planner, *plan) : std::optional(build(*plan));

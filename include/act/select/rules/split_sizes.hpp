@@ -14,7 +14,10 @@
 // A dimension of extent n that an instruction computes whole is not split. Otherwise it is cut
 // in halves when halving reaches an instruction's extent (64 = 16 x 2^2: halves stay balanced
 // and the e-graph linear in n), else at the largest extent below n (48 = 16 + 32, then
-// 32 = 16 + 16). No extent at all: nothing to cut towards, no split. A context without an ISA
+// 32 = 16 + 16). A contracting extent that a larger-than-1 extent divides is instead peeled by
+// that extent (64 = 16 + 48 = 16 + 16 + 32 ...): its sum is then a chain of accumulations.
+// A dot extent some instruction computes whole is split all the same when another instruction
+// computes only a smaller extent (above 1) dividing it (gemmini_plus: loop_ws and matmul32_ws). No extent at all: nothing to cut towards, no split. A context without an ISA
 // (the axioms' soundness tests) cuts every even extent in halves.
 #pragma once
 
@@ -59,13 +62,47 @@ class SplitSizes {
     if (unconstrained_) return n % 2 == 0 ? std::optional(n / 2) : std::nullopt;
     const Extents s = extents_for(role, t, opcode, rank);
     if (s.empty()) return std::nullopt;
-    if (s.contains(n)) return std::nullopt;
+    if (s.contains(n)) {
+      // Computed whole by some instruction: split only towards one that computes less.
+      const auto u = smaller_needed(role, t, n);
+      if (!u) return std::nullopt;
+      if (role == SplitRole::DotContracting || (n / 2) % *u != 0) return *u;
+      return n / 2;
+    }
+    // A contracting extent that is a multiple of an instruction's (above 1) is peeled one
+    // instruction's extent at a time: the sum becomes the chain d_0 + (d_1 + (... + d_k)) that
+    // accumulating instructions (matmul with a bias, tdpbusd) compute link by link. Halves give
+    // a balanced tree that only reassociation turns into a chain: Gemmini's 16x16x64 GEMM grew
+    // past 60k e-nodes without a program that way.
+    if (role == SplitRole::DotContracting)
+      if (const auto u = s.largest_divisor_below(n); u && *u > 1) return *u;
     for (std::int64_t m = n; m % 2 == 0; m /= 2)
       if (s.contains(m / 2)) return n / 2;
     // Rows of elementwise operators are only halved: peeling single rows off odd extents
     // (vmulps computes one row) multiplied the e-graph without enabling an instruction.
     if (role == SplitRole::Rows) return std::nullopt;
     return s.largest_below(n);
+  }
+
+  // Whether the sizes come from an ISA (false: the axioms' soundness tests, every even extent halved).
+  bool from_isa() const { return !unconstrained_; }
+
+  // Whether n is an extent of `role` some instruction computes, or halves into one within
+  // `halvings` halvings (64 -> 32 -> 16 on Gemmini; not 48, whose halves are 24).
+  bool halves_to_extent(SplitRole role, DType t, std::int64_t n, int halvings = 64) const {
+    if (unconstrained_) return false;
+    const Extents s = extents_for(role, t, hlo::Opcode::Copy, 1);
+    for (std::int64_t m = n; m >= 1 && halvings >= 0; m /= 2, --halvings) {
+      if (s.contains(m)) return true;
+      if (m % 2 != 0) break;
+    }
+    return false;
+  }
+
+  // Whether some instruction computes an extent n of `role` whole (so it is never split).
+  bool computes_whole(SplitRole role, DType t, std::int64_t n) const {
+    if (unconstrained_) return false;
+    return extents_for(role, t, hlo::Opcode::Copy, 1).contains(n);
   }
 
   // Whether an introduced square constant of extent n (the identity of x -> dot(x, I)) can be
@@ -119,7 +156,34 @@ class SplitSizes {
         if (const auto it = values->lower_bound(n); it != values->begin()) best = std::max(best.value_or(1), *std::prev(it));
       return best;
     }
+    std::optional<std::int64_t> largest_divisor_below(std::int64_t n) const {
+      if (values)
+        for (auto it = values->lower_bound(n); it != values->begin();) {
+          --it;
+          if (n % *it == 0) return *it;
+        }
+      if (plus_one && 1 < n) return 1;
+      return std::nullopt;
+    }
   };
+
+  // A dot extent n that some instruction computes whole is still split when another
+  // instruction computes only a smaller extent u that divides n (1 < u < n): gemmini_plus's
+  // loop_ws computes a 64x64x64 GEMM whole, its matmul32_ws in 16s, and both programs are
+  // candidates. u = 1 (vector units, a multiply as a dot) never asks for a split.
+  // Returns the largest such u; the split peels it (contracting) or halves towards it.
+  std::optional<std::int64_t> smaller_needed(SplitRole role, DType t, std::int64_t n) const {
+    if (role == SplitRole::Rows) return std::nullopt;
+    const auto it = per_instruction_.find(Key{role, hlo::Opcode::Copy, t});
+    if (it == per_instruction_.end()) return std::nullopt;
+    std::optional<std::int64_t> best;
+    for (const std::vector<std::int64_t>& own : it->second) {
+      if (std::binary_search(own.begin(), own.end(), n)) continue;
+      for (std::int64_t u : own)
+        if (u > 1 && u < n && n % u == 0 && (!best || u > *best)) best = u;
+    }
+    return best;
+  }
 
   // Rows of one (opcode, type): every rank's extents merged, and the lowest rank recorded.
   struct RowExtents {
@@ -201,9 +265,23 @@ class SplitSizes {
   void record(SplitRole role, hlo::Opcode opcode, DType t, const std::set<std::int64_t>& values, std::size_t rank = 0) {
     if (values.empty()) return;
     sizes_[Key{role, opcode, t, rank}].insert(values.begin(), values.end());
+    if (role != SplitRole::Rows) {
+      auto& own = instruction_[Key{role, opcode, t, rank}];
+      own.insert(own.end(), values.begin(), values.end());  // sorted and deduplicated once recorded
+    }
   }
 
   void add_instruction(const isa::Instruction& inst) {
+    instruction_.clear();
+    add_semantics(inst);
+    for (auto& [key, values] : instruction_) {
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      per_instruction_[key].push_back(std::move(values));
+    }
+  }
+
+  void add_semantics(const isa::Instruction& inst) {
     hlo::Module m;
     try {
       m = hlo::parse_semantics(inst.semantics, hlo::DimensionEvaluator{});
@@ -252,6 +330,8 @@ class SplitSizes {
   bool unconstrained_ = true;
   std::map<Key, std::set<std::int64_t>> sizes_;
   std::map<Key, RowExtents> rows_;  // key rank 0
+  std::map<Key, std::vector<std::vector<std::int64_t>>> per_instruction_;  // dot roles: sorted extents per instruction
+  std::map<Key, std::vector<std::int64_t>> instruction_;  // the instruction being recorded
 };
 
 // The split sizes of `isa`, computed once per process (descriptions are static data: their

@@ -2,7 +2,8 @@
 // kernel is eventually yielded even when saturation or extraction alone would never finish.
 // Each round first offers the greedy graph of the current e-graph (Extractor::greedy, if not
 // yielded before): a large program (K1's 23 nodes) is found without enumerating every smaller
-// graph first; completeness still comes from the enumeration that follows.
+// graph first; completeness still comes from the enumeration that follows. Each round's greedy
+// graph is followed by the greedy graphs without each instruction that writes one of its roots.
 // Round k = 1, 2, ...: run `iterations_per_round` more exploration iterations (until the
 // e-graph saturates or the runner hits a node/time limit), then extract every pii graph of at
 // most Γ(k) = 2^k instruction nodes not yielded in an earlier round (smallest first within the
@@ -80,7 +81,23 @@ class Explorer {
       if (extractor_) {
         if (greedy_pending_) {
           greedy_pending_ = false;
-          if (auto g = extractor_->greedy(); g && seen_.insert(*g)) return g;
+          auto g = extractor_->greedy();
+          // Then, one at a time, the greedy graph without each instruction that writes one of
+          // its roots: a structurally different program for the cost model (Gemmini+: the
+          // RISC matmuls next to loop_ws), which the size-ordered enumeration would reach only
+          // after every smaller graph. Every round: the e-graph may only now hold one.
+          bans_pending_.clear();
+          if (g)
+            for (const PiiNode& x : g->nodes())
+              if (x.kind == PiiNodeKind::Pii && writes_root(*g, x) &&
+                  std::find(bans_pending_.begin(), bans_pending_.end(), x.index) == bans_pending_.end())
+                bans_pending_.push_back(x.index);
+          if (g && seen_.insert(*g)) return g;
+        }
+        while (!bans_pending_.empty()) {
+          const std::int64_t ban = bans_pending_.front();
+          bans_pending_.erase(bans_pending_.begin());
+          if (auto g = extractor_->greedy({ban}); g && seen_.insert(*g)) return g;
         }
         // While the e-graph still grows, a round yields at most graphs_per_round graphs before
         // the next round rewrites more and offers its greedy graph: many small graphs phase 2
@@ -209,6 +226,22 @@ class Explorer {
     greedy_pending_ = true;
   }
 
+  // Whether pii node `x` of `g` is a root or aliased by one through identity nodes.
+  static bool writes_root(const PiiGraph& g, const PiiNode& x) {
+    std::vector<std::size_t> stack(g.roots().begin(), g.roots().end());
+    std::vector<bool> seen(g.nodes().size(), false);
+    while (!stack.empty()) {
+      const std::size_t i = stack.back();
+      stack.pop_back();
+      if (seen[i]) continue;
+      seen[i] = true;
+      const PiiNode& y = g.node(i);
+      if (&y == &x) return true;
+      if (y.is_identity()) stack.insert(stack.end(), y.operands.begin(), y.operands.end());
+    }
+    return false;
+  }
+
   std::optional<PiiGraph> finish() {
     finished_ = true;
     return std::nullopt;
@@ -233,6 +266,7 @@ class Explorer {
   bool growing_ = true;
   std::chrono::steady_clock::time_point until_ = std::chrono::steady_clock::time_point::max();
   bool greedy_pending_ = false;
+  std::vector<std::int64_t> bans_pending_;  // instructions to leave out of the next greedy graphs
   std::size_t round_yielded_ = 0;  // graphs the current round's extractor yielded  // the round's greedy graph is offered before its enumeration
   bool saturated_ = false;
   bool finished_ = false;

@@ -125,7 +125,7 @@ class Extractor {
   void set_deadline(std::chrono::steady_clock::time_point deadline) { options_.deadline = deadline; }
 
   // The greedy pii graph of the same e-graph (greedy.hpp).
-  std::optional<PiiGraph> greedy() const { return greedy_pii_graph(requests_); }
+  std::optional<PiiGraph> greedy(const std::vector<std::int64_t>& banned = {}) const { return greedy_pii_graph(requests_, banned); }
   std::size_t states_visited() const { return states_; }
 
   // Diagnosis of an empty enumeration (diagnosis.hpp).

@@ -1,6 +1,7 @@
 // Greedy pii-graph extraction over a RequestGraph (request_graph.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -21,7 +22,9 @@ namespace act::select {
 // nodes) -- concat^H places its operands side by side, so they must be storage of their own,
 // not slice^H views or leaves, and a node fills at most one concat^H slot (a second slot gets
 // a fresh copy). A root is owned. nullopt when some root cannot be produced.
-inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests) {
+// `banned`: ISA instruction indices whose Pii alternatives are not taken (the explorer's
+// alternatives to a greedy graph, explorer.hpp).
+inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, const std::vector<std::int64_t>& banned = {}) {
   using Request = RequestGraph::Request;
   using Alternative = RequestGraph::Alternative;
   const std::size_t n = requests.request_count();
@@ -31,10 +34,17 @@ inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests) {
   for (std::uint32_t c = 0; c < requests.class_count(); ++c)
     if (requests.leaf(c)) any[requests.key(Request{c, requests.hbm()})] = 0;
   auto is_slice = [&](const Alternative& alt) { return requests.graph().node(alt.node).op.kind == NodeKind::SliceH; };
+  auto is_banned = [&](const Alternative& alt) {
+    if (banned.empty()) return false;
+    const TensorOp& op = requests.graph().node(alt.node).op;
+    return op.kind == NodeKind::Pii &&
+           std::find(banned.begin(), banned.end(), requests.context().attributes_of(op).index) != banned.end();
+  };
   for (bool changed = true; changed;) {
     changed = false;
     for (std::size_t k = 0; k < n; ++k) {
       for (const Alternative& alt : requests.alternatives(k)) {
+        if (is_banned(alt)) continue;
         double c = 1;
         for (Request r : alt.operands) c += alt.concat ? owned[requests.key(r)] : any[requests.key(r)];
         if (c < any[k] && any[k] != 0) {

@@ -6,8 +6,8 @@
 //     (TensorData::is_constant); leaves are the only choice there (App. B module 3), except
 //     for a root, which is never a leaf (phase 2 does not copy inputs to outputs);
 //   - an instruction e-node of the class whose output buffer is the requested one (an
-//     *alternative*): a Pii node (its instruction's Out0 buffer) or a slice^H / concat^H (its own
-//     buffer). Its operands become requests in the buffers the instruction reads. Operator
+//     *alternative*): a Pii node (its instruction's Out0 buffer) or a slice^H / concat^H /
+//     overlay^H (its own buffer). Its operands become requests in the buffers the instruction reads. Operator
 //     e-nodes never qualify.
 // One class may be requested in several buffers and then contributes several nodes.
 // Precomputed here: the alternatives per request, the leaf per class, "can produce class c in
@@ -47,7 +47,7 @@ class RequestGraph {
   struct Alternative {
     egraph::Id node = egraph::kNoId;
     std::vector<Request> operands;
-    bool concat = false;  // a concat^H: its operands are placed side by side
+    bool concat = false;  // a concat^H or overlay^H: its operands are placed at fixed offsets
   };
   struct Leaf {
     PiiNodeKind kind = PiiNodeKind::Input;
@@ -143,6 +143,10 @@ class RequestGraph {
         p.kind = PiiNodeKind::SliceH;
         p.slice = a.slice;
         break;
+      case NodeKind::OverlayH:
+        p.kind = PiiNodeKind::OverlayH;
+        p.offsets = a.dimensions;
+        break;
       default:
         p.kind = PiiNodeKind::ConcatH;
         p.dimension = a.dimensions.empty() ? -1 : a.dimensions[0];
@@ -169,7 +173,8 @@ class RequestGraph {
         Alternative alt{n, {}};
         int out = -1;
         switch (view.op.kind) {
-          case NodeKind::Operator: continue;
+          case NodeKind::Operator:
+          case NodeKind::Embed: continue;
           case NodeKind::Input:
             if (!input) input = Leaf{PiiNodeKind::Input, n, a.index};
             continue;
@@ -195,9 +200,10 @@ class RequestGraph {
           }
           case NodeKind::SliceH:
           case NodeKind::ConcatH:
+          case NodeKind::OverlayH:
             if (a.index < 0 || static_cast<std::size_t>(a.index) >= buffers_) continue;
             out = static_cast<int>(a.index);
-            alt.concat = view.op.kind == NodeKind::ConcatH;
+            alt.concat = view.op.kind != NodeKind::SliceH;
             for (egraph::Id child : view.children) alt.operands.push_back(Request{dense(graph_.find(child)), out});
             break;
         }

@@ -238,9 +238,11 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   // dim up to a power of two, so K fits an instruction; 0·0 products keep the sum exact.
   rules.add(
       info("dot-pad-contracting", P, {Dot}, {Dot, Pad, Constant}, false, "rewrites.md DOT-5; issue 3"), dot,
-      [](const View& v) {
+      [sizes](const View& v) {
         if (!plain_2d(v)) return false;
         const auto k = v.type("?a").dims[static_cast<std::size_t>(v.attr("dot").dot.lhs_contracting[0])];
+        // A k the split reaches an instruction's extent from needs no padding (K = 48 on Gemmini).
+        if (sizes->from_isa() && sizes->split_point(SplitRole::DotContracting, v.type("?a").dtype, k)) return false;
         return k > 0 && next_power_of_two(k) != k;
       },
       [](const View& v, Build& b) {
@@ -269,10 +271,19 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   };
   rules.add(
       info("dot-pad-lhs-free", P, {Dot}, {Slice, Dot, Concatenate, Constant}, false, "issue 3: pad to fit"), dot,
-      [padded_rows](const View& v) {
+      [padded_rows, sizes](const View& v) {
         if (!plain_2d(v)) return false;
         const auto m = v.root_type().dims[0];
-        return m > 0 && padded_rows(v) > m;
+        // Rows an instruction computes, or that halve into such rows, need no padding (on
+        // Gemmini a 16-row dot with K = 48, 32 rows with K = 64). Other rows pad when the
+        // padded rows are an instruction's rows within two halvings: QKV's 32 rows to 64, AMX's
+        // M = 48 to 64 (= 4 x 16). A QKV dot of 3072 rows is not padded to 4096: its 64-row
+        // pieces come from splitting, and padding every remainder of the split blew it up.
+        const DType t = v.type("?a").dtype;
+        if (sizes->halves_to_extent(SplitRole::DotLhsFree, t, m)) return false;
+        const auto padded = padded_rows(v);
+        if (sizes->from_isa() && !sizes->halves_to_extent(SplitRole::DotLhsFree, t, padded, 2)) return false;
+        return m > 0 && padded > m;
       },
       [padded_rows](const View& v, Build& b) {
         const DotMatch m = read_dot(v);

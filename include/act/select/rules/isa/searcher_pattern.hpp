@@ -246,6 +246,26 @@ class SearcherPatternBuilder {
       opcodes_.push_back(hlo::Opcode::Constant);
       texts_[at] = value.element_count() == 1 ? fmt::format("(constant {})", value.is_tuple() ? 0.0 : value.get_float(0))
                                               : std::string("(constant ...)");
+    } else if (plan_.embed[at]) {
+      // The update placed in a don't-care window: an Embed node at the same start indices,
+      // whose class type (checked below) is the window's and so solves its stride.
+      const auto start = constant_start_indices(instructions(), i);
+      if (!start) throw Skip{"a dynamic-update-slice at computed start indices"};
+      const auto update = static_cast<std::size_t>(i.operands.at(1));
+      const egraph::PatternRef child = visit(static_cast<int>(update));
+      texts_[at] = fmt::format("(embed :start {} {})", dims_text(*start), texts_[update]);
+      const SelectionContext* context = &context_;
+      const std::string capture = fmt::format("@{}", i.name);
+      const std::vector<std::int64_t> want = *start;
+      ref = builder_.op(Matcher::of_kind(kEmbedDiscriminant,
+                                         [context, want](const TensorOp& op) {
+                                           return op.kind == NodeKind::Embed && context->attributes_of(op).dimensions == want;
+                                         }),
+                        {child}, capture);
+      TypeCheck c = type_check(inst_, i);
+      c.is_capture = true;
+      pending_checks_.emplace_back(capture, std::move(c));
+      slots_[at] = {capture, true};
     } else {
       if (!is_movement(i)) ++computations_;
       const NodeAttributes want = semantic_attributes(module_, i);

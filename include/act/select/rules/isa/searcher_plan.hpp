@@ -6,6 +6,10 @@
 //   dynamic-update-slice whose update may cover the whole operand are "possibly identity"; a
 //   searcher per choice of which of them to skip (at most 4 such nodes). A node with literal
 //   equal shapes and a dynamic-update-slice are always skipped.
+// * Embedding: a dynamic-update-slice at constant start indices whose update need not cover
+//   its operand (a store writing part of its window) is, in the embedding searchers, matched
+//   as an Embed node over the update (tensor_language.hpp): the old window goes unread and its
+//   input becomes an Undefined leaf, and the Embed's type solves alpha (the window's stride).
 // * Accumulate from zero: an add one of whose summands is a pure chain of single-use movement
 //   nodes from a single-use input may be skipped, binding that input to zeros (at most 2).
 // * Peeling: the maximal chain of invertible movement ops (reshape, transpose,
@@ -46,12 +50,27 @@ inline int identity_operand(const hlo::Instruction& i) {
   }
 }
 
+// A dynamic-update-slice's start indices when every one is a scalar integer constant.
+inline std::optional<std::vector<std::int64_t>> constant_start_indices(const std::vector<hlo::Instruction>& ins,
+                                                                       const hlo::Instruction& dus) {
+  std::vector<std::int64_t> start;
+  for (std::size_t k = 2; k < dus.operands.size(); ++k) {
+    const hlo::Instruction& c = ins[static_cast<std::size_t>(dus.operands[k])];
+    if (c.opcode != hlo::Opcode::Constant || !c.literal || c.literal->element_count() != 1 || !is_integer(c.shape.dtype))
+      return std::nullopt;
+    start.push_back(static_cast<std::int64_t>(c.literal->get_float(0)));
+  }
+  if (start.size() != dus.shape.dims.size()) return std::nullopt;
+  return start;
+}
+
 // One searcher's choice over the semantics nodes (all vectors indexed by semantics node).
 struct SearcherPlan {
   // Skipped nodes and the operand position each one stands for; inputs bound to zeros.
   std::vector<bool> skip;
   std::vector<int> skip_operand;
   std::vector<bool> zero_input;  // per input
+  std::vector<bool> embed;       // dynamic-update-slices matched as Embed nodes (not skipped)
   // The graph this searcher reaches once skipped nodes are removed: its top, uses and (single)
   // users of every node.
   std::size_t top0 = 0;
@@ -83,17 +102,25 @@ class SearcherPlanner {
   }
 
   std::size_t optional_count() const { return optional_.size(); }
+  std::size_t embed_count() const { return embeddable_.size(); }
   std::size_t zero_count() const { return zero_.size(); }
 
   // The plan skipping the optional identities in `mask` and the zero summands in `zero_mask`,
   // unpeeled; nothing when the choice is contradictory (two zero summands of one add).
-  std::optional<SearcherPlan> choose(std::size_t mask, std::size_t zero_mask) const {
+  // With `embed`, every embeddable dynamic-update-slice is an Embed node instead.
+  std::optional<SearcherPlan> choose(std::size_t mask, std::size_t zero_mask, bool embed = false) const {
     const auto& ins = instructions();
     SearcherPlan p;
     p.skip = forced_;
     p.skip_operand.assign(ins.size(), 0);
+    p.embed.assign(ins.size(), false);
     for (std::size_t at = 0; at < ins.size(); ++at)
       if (forced_[at]) p.skip_operand[at] = identity_operand(ins[at]);
+    if (embed)
+      for (std::size_t at : embeddable_) {
+        p.skip[at] = false;
+        p.embed[at] = true;
+      }
     for (std::size_t b = 0; b < optional_.size(); ++b)
       if (mask & (std::size_t{1} << b)) {
         p.skip[optional_[b]] = true;
@@ -177,8 +204,12 @@ class SearcherPlanner {
       if (!possible) continue;
       if (literal_equal || i.opcode == hlo::Opcode::DynamicUpdateSlice) forced_[at] = true;
       else if (optional_.size() < 4) optional_.push_back(at);
+      if (i.opcode == hlo::Opcode::DynamicUpdateSlice && !literal_equal && constant_start_indices(ins, i))
+        embeddable_.push_back(at);
     }
   }
+
+
 
   // Adds one of whose summands is a pure chain of single-use movement (or always-identity)
   // nodes from a single-use input: the accumulate-from-zero searchers skip them (at most 2).
@@ -219,7 +250,9 @@ class SearcherPlanner {
     while (!stack.empty()) {
       const std::size_t at = stack.back();
       stack.pop_back();
-      for (int o : ins[at].operands) {
+      for (std::size_t k = 0; k < ins[at].operands.size(); ++k) {
+        if (p.embed[at] && k != 1) continue;  // an Embed reads only the update
+        const int o = ins[at].operands[k];
         const std::size_t r = p.resolve(ins, static_cast<std::size_t>(o));
         ++p.uses[r];
         p.user[r] = static_cast<int>(at);
@@ -272,7 +305,8 @@ class SearcherPlanner {
   const hlo::Module& module_;
   const isa::Instruction& inst_;
   std::vector<int> uses_full_;        // per semantics node: uses in the semantics
-  std::vector<bool> forced_;          // per semantics node: always skipped
+  std::vector<bool> forced_;
+  std::vector<std::size_t> embeddable_;  // dynamic-update-slices at constant start indices          // per semantics node: always skipped
   std::vector<std::size_t> optional_; // possibly-identity nodes
   std::vector<ZeroCandidate> zero_;   // accumulate-from-zero choices
 };
