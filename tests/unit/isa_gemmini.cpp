@@ -561,13 +561,14 @@ TEST_CASE("gemmini_hw: the 64x64x64 GEMM compiles with strided partial stores an
   // one store of its 16 x 16 block at the row pitch of 64 elements.
   CHECK(compiled.count("matmul32_ws") == 64);
   CHECK(compiled.count("mvout_acc_stride") == 16);
+  CHECK(compiled.size() == 128);  // and 32 block loads, 16 zeroed accumulators
   std::set<std::int64_t> windows;
   for (const auto& ci : compiled.program().instructions)
     if (ci.name == "mvout_acc_stride") {
       CHECK(ci.attributes.at(0) == 64);  // stride
       windows.insert(ci.attributes.at(1) - compiled.image().outputs.at(0).address);
     }
-  // Every block of the output written once: byte offsets 16 x 4 x (64 i + j) ... of row 16 i.
+  // Every 16x16 block written once: block (i, j) starts 4096 i + 64 j bytes into the output.
   std::set<std::int64_t> expected;
   for (int i = 0; i < 4; ++i)
     for (int j = 0; j < 4; ++j) expected.insert(4096 * i + 64 * j);
