@@ -86,12 +86,7 @@ class Explorer {
           // its roots: a structurally different program for the cost model (Gemmini+: the
           // RISC matmuls next to loop_ws), which the size-ordered enumeration would reach only
           // after every smaller graph. Every round: the e-graph may only now hold one.
-          bans_pending_.clear();
-          if (g)
-            for (const PiiNode& x : g->nodes())
-              if (x.kind == PiiNodeKind::Pii && writes_root(*g, x) &&
-                  std::find(bans_pending_.begin(), bans_pending_.end(), x.index) == bans_pending_.end())
-                bans_pending_.push_back(x.index);
+          bans_pending_ = g ? root_writers(*g) : std::vector<std::int64_t>{};
           if (g && seen_.insert(*g)) return g;
         }
         while (!bans_pending_.empty()) {
@@ -226,8 +221,10 @@ class Explorer {
     greedy_pending_ = true;
   }
 
-  // Whether pii node `x` of `g` is a root or aliased by one through identity nodes.
-  static bool writes_root(const PiiGraph& g, const PiiNode& x) {
+  // The instructions of the Pii nodes that are roots of `g` or aliased by one through identity
+  // nodes, each once, in the order found.
+  static std::vector<std::int64_t> root_writers(const PiiGraph& g) {
+    std::vector<std::int64_t> out;
     std::vector<std::size_t> stack(g.roots().begin(), g.roots().end());
     std::vector<bool> seen(g.nodes().size(), false);
     while (!stack.empty()) {
@@ -236,10 +233,10 @@ class Explorer {
       if (seen[i]) continue;
       seen[i] = true;
       const PiiNode& y = g.node(i);
-      if (&y == &x) return true;
       if (y.is_identity()) stack.insert(stack.end(), y.operands.begin(), y.operands.end());
+      else if (y.kind == PiiNodeKind::Pii && std::find(out.begin(), out.end(), y.index) == out.end()) out.push_back(y.index);
     }
-    return false;
+    return out;
   }
 
   std::optional<PiiGraph> finish() {
