@@ -24,6 +24,8 @@
 #include "act/codegen/library_baseline.hpp"
 #include "act/core/random.hpp"
 #include "act/hlo/evaluate.hpp"
+#include "act/hlo/parser.hpp"
+#include "act/hlo/printer.hpp"
 #include "act/isa/gemmini.hpp"
 #include "act/isa/gemmini_hw.hpp"
 #include "act/isa/gemmini_plus.hpp"
@@ -36,6 +38,8 @@
 #include "act/sim/machine.hpp"
 #include "act/sim/verify.hpp"
 #include "act/testing/catch2.hpp"
+#include "act/testing/random_kernel.hpp"
+#include "act/testing/transformer_kernel.hpp"
 #include "act/testing/files.hpp"
 
 using namespace act;
@@ -686,6 +690,26 @@ TEST_CASE("gemmini: the SW library kernels compile and verify, and so do their e
       ACT_CHECK_VERIFIED(sim::verify(kernel, kEval, hw));
     }
   }
+}
+
+TEST_CASE("gemmini: transformer-like kernels (bench/compile_time's large kernels) compile and verify", "[isa][gemmini][transformer]") {
+  // The sizes the compile-time study asks for land near their targets.
+  for (const auto& [target, nodes] : {std::pair{150, 157}, std::pair{270, 271}, std::pair{390, 385}}) {
+    testing::TransformerKernelOptions o;
+    o.target_nodes = target;
+    CHECK(testing::node_count(testing::transformer_kernel(o, 7)) == nodes);
+  }
+  testing::TransformerKernelOptions too_small;
+  too_small.target_nodes = 20;
+  CHECK_THROWS_AS(testing::transformer_kernel(too_small, 1), Error);
+  // Two blocks (81 nodes, 16 dots): every dot is a matmul or a mac on the array.
+  testing::TransformerKernelOptions o;
+  o.target_nodes = 81;
+  const hlo::Module kernel = hlo::parse_module(hlo::print_module(testing::transformer_kernel(o, 3)));
+  CHECK(testing::node_count(kernel) == 81);
+  const auto k = testing::compile_and_verify<isa::Gemmini>(kernel);
+  ACT_REQUIRE_VERIFIED(k);
+  CHECK(k.count("matmul8") + k.count("matmul32") + k.count("mac8") + k.count("mac32") >= 16);
 }
 
 TEST_CASE("gemmini: the library baseline runs each call as its own kernel", "[isa][gemmini][swlib]") {

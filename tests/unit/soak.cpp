@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,6 +15,7 @@
 #include "act/hlo/printer.hpp"
 #include "act/isa/amx.hpp"
 #include "act/isa/qkv.hpp"
+#include "act/sim/kernel_image.hpp"
 #include "act/sim/verify.hpp"
 #include "act/testing/random_kernel.hpp"
 #include "act/testing/random_program.hpp"
@@ -101,6 +103,44 @@ TEST_CASE("a lifted random program computes its kernel (simulator vs interpreter
     const testing::LiftedProgram q = testing::random_program(kQkv, seed);
     CHECK(q.program == p.program);
   }
+}
+
+TEST_CASE("lifted programs spill, reload inputs and use odd tile counts, and still compute their kernels", "[soak]") {
+  std::map<std::string, int> shapes;
+  for (const isa::IsaView* target : {&kQkv, &kAmx}) {
+    for (std::uint64_t seed = 0; seed < 40; ++seed) {
+      INFO(target->name << " seed " << seed);
+      const testing::LiftedProgram p = testing::random_program(*target, seed);
+      const hlo::Module kernel = hlo::parse_module(hlo::print_module(p.kernel));
+      CHECK(sim::verify(kernel, *target, p.program, 2, seed).ok);
+      shapes[std::string(target->name) + " spill"] += p.shapes.spills;
+      shapes[std::string(target->name) + " reload"] += p.shapes.reloads_input;
+      shapes[std::string(target->name) + " odd"] += p.shapes.odd_tiles;
+    }
+  }
+  for (const auto& [shape, count] : shapes) {
+    INFO(shape);
+    CHECK(count >= 3);  // each drawn with 30 % chance
+  }
+  // A QKV program forced to spill stores rows beyond the output (HBM scratch: past the image's
+  // empty constant pool) and loads those rows back later.
+  testing::RandomProgramOptions always;
+  always.spill_percent = 100;
+  int spilled = 0;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    const testing::LiftedProgram p = testing::random_program(kQkv, seed, always);
+    if (!p.shapes.spills) continue;
+    ++spilled;
+    const std::int64_t scratch = sim::kernel_image(p.kernel).constant_pool_address;
+    bool stored = false, reloaded = false;
+    for (const auto& ci : p.program.instructions) {  // store_rm(n, addr_in, addr_out), load_rm(n, addr_in, addr_out)
+      stored = stored || (ci.name == "store_rm" && ci.attributes[2] >= scratch);
+      reloaded = reloaded || (stored && ci.name == "load_rm" && ci.attributes[1] >= scratch);
+    }
+    INFO("seed " << seed << "\n" << sim::print_program(p.program, kQkv));
+    CHECK(reloaded);
+  }
+  CHECK(spilled >= 10);
 }
 
 TEST_CASE("a corrupted lifted program no longer verifies (the check has teeth)", "[soak]") {

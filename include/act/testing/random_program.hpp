@@ -14,16 +14,25 @@
 // inlined into the kernel with each input slice built from the values its rows hold. Byte views
 // of HBM (bitcast-convert + reshape) are folded away when they meet their inverse, so the kernel
 // reads as tensor code. Instructions touching other buffers are never drawn.
+//
+// Program shapes the completeness soak must cover, each drawn with its own probability:
+//   spill        a value is stored to HBM scratch (right after the output region, where the
+//                image's empty constant pool ends) and loaded back by a later instruction;
+//   reload       an instruction reads input rows that an earlier instruction already read;
+//   odd tiles    tile row counts and alpha values that are not powers of two (3 x 2^k).
+// LiftedProgram::shapes records which of them the drawn program really has.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "act/core/error.hpp"
 #include "act/hlo/builder.hpp"
@@ -37,16 +46,36 @@
 
 namespace act::testing {
 
+// What a lifted program does beyond loading, computing and storing its output once.
+struct ProgramShapes {
+  bool spills = false;         // stores to HBM scratch and loads the value back later
+  bool reloads_input = false;  // reads some input rows a second time
+  bool odd_tiles = false;      // a tile row count or an alpha that is not a power of two
+  bool any() const { return spills || reloads_input || odd_tiles; }
+  std::string names() const {  // "spill, reload, odd tiles"; empty for a plain program
+    std::vector<std::string_view> n;
+    if (spills) n.push_back("spill");
+    if (reloads_input) n.push_back("reload");
+    if (odd_tiles) n.push_back("odd tiles");
+    return fmt::format("{}", fmt::join(n, ", "));
+  }
+};
+
 struct LiftedProgram {
   sim::Program program;
   hlo::Module kernel;
   std::uint64_t seed = 0;
+  ProgramShapes shapes;
 };
 
 struct RandomProgramOptions {
   int max_instructions = 6;  // drawn freely before the output is completed
   int max_inputs = 3;
   int attempts = 40;         // whole programs tried before giving up
+  // Percent chance that a program aims for each shape (ProgramShapes); 0 turns a shape off.
+  int spill_percent = 30;
+  int reload_percent = 30;
+  int odd_tiles_percent = 30;
 };
 
 // Removes entry instructions the root does not reach; with keep_parameters, parameters stay
@@ -89,6 +118,12 @@ struct RowRef {
   std::int64_t row = 0;
 };
 
+// A 1-D slice in rows of the tracked model.
+struct Slice1 {
+  int buffer;
+  std::int64_t start, length;  // in rows (HBM: rows of one tile row's bytes)
+};
+
 class Lifter {
  public:
   Lifter(const isa::IsaView& isa, const KernelTraits& traits, std::uint64_t seed, const RandomProgramOptions& options)
@@ -105,22 +140,43 @@ class Lifter {
     auto align_rows = [&] {
       while ((hbm_rows * row_bytes_) % alignment != 0) ++hbm_rows;
     };
+    odd_ = random_.chance(options_.odd_tiles_percent);
+    const bool spill = random_.chance(options_.spill_percent), reload = random_.chance(options_.reload_percent);
+    std::vector<std::int64_t> row_counts = t_.rows;
+    if (odd_)
+      for (std::int64_t r : {3 * t_.width / 8, 3 * t_.width / 4, 3 * t_.width / 2})
+        if (r >= 1 && r <= max_onchip_rows()) row_counts.push_back(r);
     const int inputs = static_cast<int>(random_.between(1, options_.max_inputs));
     for (int i = 0; i < inputs; ++i) {
       align_rows();
-      const std::int64_t r = random_.pick(t_.rows);
+      const std::int64_t r = random_.pick(row_counts);
+      shapes_.odd_tiles = shapes_.odd_tiles || !power_of_two(r);
       const int p = b_.parameter(Shape(type_, {r, t_.width}), fmt::format("in{}", i));
       for (std::int64_t k = 0; k < r; ++k) set_row(hbm, hbm_rows + k, {p, k});
       hbm_rows += r;
     }
     align_rows();
     output_begin_ = hbm_rows;
-    output_end_ = hbm_rows + random_.pick(t_.rows);
+    output_end_ = hbm_rows + random_.pick(row_counts);
+    shapes_.odd_tiles = shapes_.odd_tiles || !power_of_two(output_end_ - output_begin_);
+    hbm_rows = output_end_;
+    align_rows();
+    scratch_begin_ = hbm_rows;
+    scratch_end_ = scratch_begin_ + max_onchip_rows();
     for (std::size_t b = 0; b < isa_.buffers.size(); ++b)
       if (tracked(static_cast<int>(b)) && !isa_.buffers[b].is_hbm) rows_[b].resize(static_cast<std::size_t>(isa_.buffers[b].access_dims[0]));
-    const int steps = static_cast<int>(random_.between(1, options_.max_instructions));
-    for (int s = 0; s < steps; ++s) draw(false);
-    for (int tries = 0; tries < 200 && !output_complete(); ++tries) draw(true);
+    // Free draws, with the shapes' targeted draws at random places: a store to scratch, at least
+    // one draw later the load back; a reload after the first draw.
+    std::vector<Goal> goals(static_cast<std::size_t>(random_.between(1, options_.max_instructions)), Goal::Free);
+    if (spill) {
+      const auto store = static_cast<std::size_t>(random_.below(static_cast<std::int64_t>(goals.size())));
+      goals.insert(goals.begin() + static_cast<std::ptrdiff_t>(store), Goal::StoreToScratch);
+      const auto load = static_cast<std::size_t>(random_.between(static_cast<std::int64_t>(store) + 2, static_cast<std::int64_t>(goals.size())));
+      goals.insert(goals.begin() + static_cast<std::ptrdiff_t>(std::min(load, goals.size())), Goal::LoadFromScratch);
+    }
+    if (reload) goals.insert(goals.begin() + static_cast<std::ptrdiff_t>(random_.between(1, static_cast<std::int64_t>(goals.size()))), Goal::ReloadInput);
+    for (Goal g : goals) draw(g);
+    for (int tries = 0; tries < 200 && !output_complete(); ++tries) draw(Goal::Finish);
     if (!output_complete()) return std::nullopt;
 
     const int root = gather(hbm, output_begin_, output_end_ - output_begin_);
@@ -129,6 +185,7 @@ class Lifter {
     out.program = std::move(program_);
     out.kernel = std::move(kernel_);
     out.kernel.name = fmt::format("lifted_{}", seed);
+    out.shapes = shapes_;
     hlo::add_computation(out.kernel, std::move(b_).build(root), true);
     remove_dead_code(out.kernel, true);
     return out;
@@ -144,8 +201,26 @@ class Lifter {
   sim::Program program_;
   DType type_ = DType::bf16;
   std::int64_t row_bytes_ = 0;
-  std::int64_t output_begin_ = 0, output_end_ = 0;  // HBM rows
-  std::vector<std::vector<RowRef>> rows_;           // per buffer
+  std::int64_t output_begin_ = 0, output_end_ = 0;    // HBM rows
+  std::int64_t scratch_begin_ = 0, scratch_end_ = 0;  // HBM rows a spill may use
+  std::vector<std::vector<RowRef>> rows_;             // per buffer
+  std::set<std::int64_t> input_rows_read_;            // HBM rows of inputs some instruction read
+  bool odd_ = false;                                  // odd tile counts and alphas may be drawn
+  ProgramShapes shapes_;
+
+  // What a draw must achieve. Finish: write output rows that hold nothing yet.
+  enum class Goal { Free, Finish, StoreToScratch, LoadFromScratch, ReloadInput };
+
+  static bool power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+  bool in_output(const Slice1& s) const { return s.start >= output_begin_ && s.start + s.length <= output_end_; }
+  bool in_scratch(const Slice1& s) const { return s.start >= scratch_begin_ && s.start + s.length <= scratch_end_; }
+  bool reads_input(const Slice1& s) const { return s.start + s.length <= output_begin_; }
+  std::int64_t max_onchip_rows() const {
+    std::int64_t m = 1;
+    for (std::size_t b = 0; b < isa_.buffers.size(); ++b)
+      if (!isa_.buffers[b].is_hbm && tracked(static_cast<int>(b))) m = std::max(m, isa_.buffers[b].access_dims[0]);
+    return m;
+  }
 
   int hbm_index() const {
     for (std::size_t b = 0; b < isa_.buffers.size(); ++b)
@@ -197,11 +272,6 @@ class Lifter {
     return parts.size() == 1 ? parts[0] : b_.concatenate(parts, 0);
   }
 
-  struct Slice1 {
-    int buffer;
-    std::int64_t start, length;  // in the buffer's units (HBM: bytes)
-  };
-
   std::optional<std::int64_t> eval(std::string_view text, const sym::Bindings& env) const {
     return inline_detail::evaluate_expression(text, env);
   }
@@ -221,6 +291,7 @@ class Lifter {
 
   std::vector<std::int64_t> alpha_candidates() {
     std::vector<std::int64_t> c{1, 2, 4, 8, 16, 32, 64, 128, t_.width / 2, t_.width, 2 * t_.width};
+    if (odd_) c.insert(c.end(), {3, 6, 12, 24, 48, 96});
     for (const auto& buf : isa_.buffers)
       if (!buf.is_hbm)
         for (auto d : buf.access_dims) c.push_back(d);
@@ -228,7 +299,8 @@ class Lifter {
   }
   // Values for a beta attribute: rows that hold data when it addresses an input slice, rows of
   // the buffer (of the output region in HBM) when it addresses an output slice.
-  std::vector<std::int64_t> beta_candidates(const isa::Instruction& ins, std::string_view name, bool finishing) {
+  // A targeted goal narrows HBM rows to the ones it needs.
+  std::vector<std::int64_t> beta_candidates(const isa::Instruction& ins, std::string_view name, Goal goal) {
     const int hbm = hbm_index();
     auto starts_at = [&](const isa::SliceMap& m) { return m.start.size() == 1 && m.start[0] == name; };
     for (const auto& m : ins.inputs) {
@@ -237,8 +309,13 @@ class Lifter {
       std::vector<std::int64_t> c;
       if (b < 0) return {0};
       const auto& v = rows_[static_cast<std::size_t>(b)];
-      for (std::size_t r = 0; r < v.size(); ++r)
-        if (v[r].value >= 0) c.push_back(b == hbm ? static_cast<std::int64_t>(r) * row_bytes_ : static_cast<std::int64_t>(r));
+      for (std::size_t r = 0; r < v.size(); ++r) {
+        if (v[r].value < 0) continue;
+        const auto row_index = static_cast<std::int64_t>(r);
+        if (b == hbm && goal == Goal::LoadFromScratch && row_index < scratch_begin_) continue;
+        if (b == hbm && goal == Goal::ReloadInput && !input_rows_read_.count(row_index)) continue;
+        c.push_back(b == hbm ? row_index * row_bytes_ : row_index);
+      }
       if (c.empty()) c.push_back(0);
       return c;
     }
@@ -247,8 +324,11 @@ class Lifter {
       const int b = isa_.buffer_index(m.buffer);
       std::vector<std::int64_t> c;
       if (b == hbm) {
-        for (std::int64_t r = output_begin_; r < output_end_; ++r)
-          if (!finishing || row(hbm, r).value < 0) c.push_back(r * row_bytes_);
+        if (goal != Goal::StoreToScratch)
+          for (std::int64_t r = output_begin_; r < output_end_; ++r)
+            if (goal != Goal::Finish || row(hbm, r).value < 0) c.push_back(r * row_bytes_);
+        if (goal == Goal::StoreToScratch || goal == Goal::Free)
+          for (std::int64_t r = scratch_begin_; r < scratch_end_; ++r) c.push_back(r * row_bytes_);
       } else if (b >= 0 && !isa_.buffers[static_cast<std::size_t>(b)].access_dims.empty()) {
         for (std::int64_t r = 0; r < isa_.buffers[static_cast<std::size_t>(b)].access_dims[0]; ++r) c.push_back(r);
       }
@@ -258,11 +338,12 @@ class Lifter {
     return {0, 1, 2};
   }
 
-  // One random valid instruction, executed symbolically; `finishing` only accepts instructions
-  // that write rows of the output region that hold nothing yet.
-  void draw(bool finishing) {
+  // One random valid instruction, executed symbolically, that achieves `goal` (nothing is
+  // drawn when none is found).
+  void draw(Goal goal) {
     const int hbm = hbm_index();
-    for (int attempt = 0; attempt < 64; ++attempt) {
+    const int attempts = goal == Goal::Free || goal == Goal::Finish ? 64 : 256;
+    for (int attempt = 0; attempt < attempts; ++attempt) {
       const auto& ins = isa_.instructions[static_cast<std::size_t>(random_.below(static_cast<std::int64_t>(isa_.instructions.size())))];
       if (!ins.updates.empty()) continue;  // state registers are outside this model
       sym::Bindings env;
@@ -273,7 +354,7 @@ class Lifter {
         env.set(a, values.back());
       }
       for (auto name : ins.beta) {
-        values.push_back(random_.pick(beta_candidates(ins, name, finishing)));
+        values.push_back(random_.pick(beta_candidates(ins, name, goal)));
         env.set(name, values.back());
       }
       bool ok = true;
@@ -283,25 +364,40 @@ class Lifter {
       }
       if (!ok) continue;
       std::vector<Slice1> in, out;
+      bool loads_scratch = false, reloads = false;
       for (const auto& m : ins.inputs) {
         const auto s = slice_of(m, env);
         if (!s) { ok = false; break; }
         for (std::int64_t r = s->start; r < s->start + s->length; ++r) ok = ok && row(s->buffer, r).value >= 0;
+        if (s->buffer == hbm) {
+          loads_scratch = loads_scratch || in_scratch(*s);
+          for (std::int64_t r = s->start; reads_input(*s) && r < s->start + s->length; ++r) reloads = reloads || input_rows_read_.count(r);
+        }
         in.push_back(*s);
       }
-      bool fills_output = false;
+      bool fills_output = false, stores_scratch = false;
       for (const auto& m : ins.outputs) {
         if (!ok) break;
         const auto s = slice_of(m, env);
         if (!s) { ok = false; break; }
         if (s->buffer == hbm) {
-          ok = s->start >= output_begin_ && s->start + s->length <= output_end_;
-          for (std::int64_t r = s->start; ok && r < s->start + s->length; ++r) fills_output = fills_output || row(hbm, r).value < 0;
+          ok = in_output(*s) || in_scratch(*s);
+          stores_scratch = stores_scratch || in_scratch(*s);
+          for (std::int64_t r = s->start; ok && in_output(*s) && r < s->start + s->length; ++r) fills_output = fills_output || row(hbm, r).value < 0;
         }
         out.push_back(*s);
       }
-      if (!ok || (finishing && !fills_output)) continue;
+      if (!ok) continue;
+      if ((goal == Goal::Finish && !fills_output) || (goal == Goal::StoreToScratch && !stores_scratch) ||
+          (goal == Goal::LoadFromScratch && !loads_scratch) || (goal == Goal::ReloadInput && !reloads))
+        continue;
       if (!execute(ins, env, in, out)) continue;
+      shapes_.spills = shapes_.spills || loads_scratch;  // scratch rows hold values only once stored
+      shapes_.reloads_input = shapes_.reloads_input || reloads;
+      for (const Slice1& s : in)
+        for (std::int64_t r = s.start; s.buffer == hbm && reads_input(s) && r < s.start + s.length; ++r) input_rows_read_.insert(r);
+      for (std::int64_t a : std::vector<std::int64_t>(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(ins.alpha.size())))
+        shapes_.odd_tiles = shapes_.odd_tiles || (a > 1 && !power_of_two(a));
       sim::ConcreteInstruction ci;
       ci.name = std::string(ins.name);
       ci.attributes = std::move(values);

@@ -138,10 +138,28 @@ struct SoakRecord {
   std::string saved;       // directory, if saved
   int shrunk_nodes = -1;   // after shrinking, if shrunk
   double compile_seconds = 0;  // the first compile (shrinking not included)
+  ProgramShapes shapes;        // complete mode: what the lifted program does
 };
+
+// Complete mode: how many generated kernels come from programs of each shape.
+struct ShapeCounts {
+  std::size_t spills = 0, reloads_input = 0, odd_tiles = 0;
+  void add(const ProgramShapes& s) {
+    spills += s.spills;
+    reloads_input += s.reloads_input;
+    odd_tiles += s.odd_tiles;
+  }
+  std::string to_string() const {
+    return fmt::format("programs that spill {}, reload an input {}, have odd tile counts {}", spills, reloads_input, odd_tiles);
+  }
+};
+
+inline unsigned shape_bits(const ProgramShapes& s) { return (s.spills ? 1u : 0u) | (s.reloads_input ? 2u : 0u) | (s.odd_tiles ? 4u : 0u); }
+inline ProgramShapes shapes_of_bits(unsigned b) { return {(b & 1u) != 0, (b & 2u) != 0, (b & 4u) != 0}; }
 
 struct SoakResult {
   SoakCounts counts;
+  ShapeCounts shapes;  // complete mode
   std::vector<SoakRecord> failures;  // everything but Verified, in index order
   double seconds = 0;
   double slowest_seconds = 0;  // the slowest first compile, and its kernel index
@@ -151,15 +169,16 @@ struct SoakResult {
     std::string out = fmt::format(
         "{{\"isa\": {}, \"mode\": \"{}\", \"seed\": {}, \"kernels\": {}, \"jobs\": {}, \"timeout\": {}, \"deterministic\": {}, \"seconds\": {:.3f}, \"slowest\": {{\"index\": {}, \"seconds\": {:.3f}}},\n"
         " \"counts\": {{\"generated\": {}, \"compiled\": {}, \"verified\": {}, \"miscompiled\": {}, \"not_found\": {}, "
-        "\"timed_out\": {}, \"rejected\": {}}},\n \"failures\": [",
+        "\"timed_out\": {}, \"rejected\": {}}},\n \"program_shapes\": {{\"spills\": {}, \"reloads_input\": {}, \"odd_tiles\": {}}},\n \"failures\": [",
         sim::formats_detail::json_string(isa), o.mode == SoakMode::Sound ? "sound" : "complete", o.seed, o.kernels, o.jobs, o.timeout_seconds, o.deterministic, seconds, slowest_index, slowest_seconds,
-        counts.generated, counts.compiled, counts.verified, counts.miscompiled, counts.not_found, counts.timed_out, counts.rejected);
+        counts.generated, counts.compiled, counts.verified, counts.miscompiled, counts.not_found, counts.timed_out, counts.rejected,
+        shapes.spills, shapes.reloads_input, shapes.odd_tiles);
     for (std::size_t i = 0; i < failures.size(); ++i) {
       const auto& f = failures[i];
       out += fmt::format("{}\n  {{\"index\": {}, \"seed\": {}, \"outcome\": \"{}\", \"limit\": {}, \"nodes\": {}, \"shrunk_nodes\": {}, \"seconds\": {:.3f}, "
-                         "\"saved\": {}, \"message\": {}}}",
+                         "\"shapes\": {}, \"saved\": {}, \"message\": {}}}",
                          i ? "," : "", f.index, f.seed, to_string(f.outcome), sim::formats_detail::json_string(f.limit), f.nodes, f.shrunk_nodes,
-                         f.compile_seconds, sim::formats_detail::json_string(f.saved),
+                         f.compile_seconds, shape_bits(f.shapes), sim::formats_detail::json_string(f.saved),
                          sim::formats_detail::json_string(f.message));
     }
     return out + "]}\n";
@@ -230,6 +249,7 @@ namespace soak_detail {
 struct Generated {
   hlo::Module kernel;
   std::optional<sim::Program> constructed;  // complete mode
+  ProgramShapes shapes;                     // complete mode
 };
 
 inline Generated generate(const isa::IsaView& isa, const KernelTraits& traits, std::uint64_t seed, const SoakOptions& o) {
@@ -240,6 +260,7 @@ inline Generated generate(const isa::IsaView& isa, const KernelTraits& traits, s
     LiftedProgram p = random_program(isa, seed, o.program);
     g.kernel = std::move(p.kernel);
     g.constructed = std::move(p.program);
+    g.shapes = p.shapes;
   }
   // Through text and back: the saved file is exactly what was compiled.
   g.kernel = hlo::parse_module(hlo::print_module(g.kernel));
@@ -306,6 +327,7 @@ inline SoakRecord run_one(const isa::IsaView& isa, const KernelTraits& traits, c
     return rec;
   }
   rec.nodes = node_count(g.kernel);
+  rec.shapes = g.shapes;
   if (o.generated) o.generated(index, hlo::print_module(g.kernel));
   std::optional<sim::Program> program;
   const auto t0 = std::chrono::steady_clock::now();
@@ -364,9 +386,11 @@ inline SoakRecord run_isolated(const isa::IsaView& isa, const KernelTraits& trai
     try {
       const SoakRecord r = run_one(isa, traits, compile, o, index);
       out = fmt::format("{}", static_cast<int>(r.outcome)) + '\0' + std::to_string(r.nodes) + '\0' + std::to_string(r.shrunk_nodes) +
-            '\0' + fmt::format("{}", r.compile_seconds) + '\0' + r.saved + '\0' + r.limit + '\0' + r.message;
+            '\0' + fmt::format("{}", r.compile_seconds) + '\0' + std::to_string(shape_bits(r.shapes)) + '\0' + r.saved + '\0' + r.limit +
+            '\0' + r.message;
     } catch (const std::exception& e) {
-      out = fmt::format("{}", static_cast<int>(SoakOutcome::Rejected)) + '\0' + "0" + '\0' + "-1" + '\0' + "0" + '\0' + '\0' + '\0' + e.what();
+      out = fmt::format("{}", static_cast<int>(SoakOutcome::Rejected)) + '\0' + "0" + '\0' + "-1" + '\0' + "0" + '\0' + "0" + '\0' + '\0' +
+            '\0' + e.what();
     }
     std::size_t written = 0;
     while (written < out.size()) {
@@ -407,22 +431,29 @@ inline SoakRecord run_isolated(const isa::IsaView& isa, const KernelTraits& trai
       f.push_back(in.substr(start, i - start));
       start = i + 1;
     }
-  if (killed || f.size() < 7) {
+  if (killed || f.size() < 8) {
     r.outcome = SoakOutcome::TimedOut;
     r.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     r.limit = "wall-clock timeout";
     r.message = killed ? fmt::format("killed after {} s: the compile overran its {} s timeout (hang)", o.hang_seconds, o.timeout_seconds)
                        : "the soak child died without a report";
+    if (o.mode == SoakMode::Complete) {  // the child's report is lost; drawing the program again is cheap
+      try {
+        r.shapes = random_program(isa, r.seed, o.program).shapes;
+      } catch (const Error&) {
+      }
+    }
     return r;
   }
   r.outcome = static_cast<SoakOutcome>(std::stoi(f[0]));
   r.nodes = std::stoi(f[1]);
   r.shrunk_nodes = std::stoi(f[2]);
   r.compile_seconds = std::stod(f[3]);
-  r.saved = f[4];
-  r.limit = f[5];
-  r.message = f[6];
-  for (std::size_t i = 7; i < f.size(); ++i) r.message += f[i];
+  r.shapes = shapes_of_bits(static_cast<unsigned>(std::stoul(f[4])));
+  r.saved = f[5];
+  r.limit = f[6];
+  r.message = f[7];
+  for (std::size_t i = 8; i < f.size(); ++i) r.message += f[i];
   return r;
 }
 
@@ -473,6 +504,7 @@ inline SoakResult soak(const isa::IsaView& isa, const SoakCompiler& compile, con
   SoakResult result;
   result.counts = running;
   for (auto& r : records) {
+    result.shapes.add(r.shapes);
     if (r.compile_seconds > result.slowest_seconds) {
       result.slowest_seconds = r.compile_seconds;
       result.slowest_index = r.index;

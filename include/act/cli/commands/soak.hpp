@@ -69,8 +69,9 @@ inline int run_soak(Args& args, Context& context) {
   for (const auto& f : result.failures) {
     if (f.outcome == testing::SoakOutcome::Rejected && options.mode == testing::SoakMode::Sound && !json) continue;
     if (!json && (f.outcome == testing::SoakOutcome::Miscompiled || options.mode == testing::SoakMode::Complete))
-      std::cout << fmt::format("kernel {} (seed {}, {} nodes{}): {}{}{}\n  {}\n", f.index, f.seed, f.nodes,
-                               f.shrunk_nodes >= 0 ? fmt::format(", shrunk to {}", f.shrunk_nodes) : "", to_string(f.outcome),
+      std::cout << fmt::format("kernel {} (seed {}, {} nodes{}{}): {}{}{}\n  {}\n", f.index, f.seed, f.nodes,
+                               f.shrunk_nodes >= 0 ? fmt::format(", shrunk to {}", f.shrunk_nodes) : "",
+                               f.shapes.any() ? fmt::format("; program: {}", f.shapes.names()) : "", to_string(f.outcome),
                                f.limit.empty() ? "" : fmt::format(" ({})", f.limit),
                                f.saved.empty() ? "" : fmt::format(", saved in {}", f.saved), f.message.substr(0, f.message.find('\n')));
   }
@@ -79,6 +80,7 @@ inline int run_soak(Args& args, Context& context) {
     std::cout << fmt::format("act soak --isa {} --mode {} --seed {}: {} ({:.1f} s)\n", isa.name,
                              options.mode == testing::SoakMode::Sound ? "sound" : "complete", options.seed,
                              result.counts.to_string(), result.seconds);
+  if (!json && options.mode == testing::SoakMode::Complete) std::cout << fmt::format("  {}\n", result.shapes.to_string());
   if (!json) {  // what ended the compiles that found nothing: load-dependent or a work limit
     std::map<std::string, std::size_t> limits;
     for (const auto& f : result.failures)
