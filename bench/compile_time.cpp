@@ -285,6 +285,10 @@ int main(int argc, char** argv) {
     for (const std::string& name : s.isas) {
       const act::isa::IsaView isa = act::isa::find_view(name);
       const act::testing::KernelTraits traits = act::testing::kernel_traits(isa);
+      if (traits.empty() && s.kernels > 0) {  // e.g. gemmini: 2-D buffers, no tile rows to draw from
+        std::cerr << fmt::format("{}: no random kernels (no on-chip buffer of 1-D rows to draw tiles from)\n", name);
+        continue;
+      }
       act::testing::RandomKernelOptions k;
       k.min_nodes = s.min_nodes;
       k.max_nodes = s.max_nodes;

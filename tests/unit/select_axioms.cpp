@@ -283,6 +283,7 @@ std::map<std::string, Generator> generators() {
   };
   m["slice-of-concat"] = [concat_instance](Instance& s, const AxiomInfo&) { concat_instance(s, false); };
   m["slice-of-concat-narrow"] = [concat_instance](Instance& s, const AxiomInfo&) { concat_instance(s, true); };
+  m["slice-of-concat-split"] = [concat_instance](Instance& s, const AxiomInfo&) { concat_instance(s, true); };
   m["concat-of-adjacent-slices"] = [](Instance& s, const AxiomInfo&) {
     const Id x = s.leaf(s.dtype(), s.dims(2, 2, 8));
     const Dims d = s.type(x).dims;

@@ -492,6 +492,15 @@ TEST_CASE("regression amx_f32_transpose: the no-program message says what it pro
   }
 }
 
+TEST_CASE("regression qkv_output_from_spanning_pieces: a program exists, and act compile finds it", "[soak][regression]") {
+  // A 128-row output concatenated from 19 row pieces, some spanning two inputs of an inner
+  // concatenate. Without slice-of-concat-split such a piece could only be cut from the inner
+  // concatenate assembled in d1, so every pii graph kept 55 source rows in d1 next to the
+  // 128-row output (3 s timeout); now each part is loaded from its own input into place.
+  check_known_program("qkv_output_from_spanning_pieces", kQkv, 12, 39);
+  check_compiles<isa::Qkv>("qkv_output_from_spanning_pieces", 20.0, 12);
+}
+
 TEST_CASE("regression qkv_phase2_over_budget: a program exists, and act compile finds it given time", "[soak][regression]") {
   // Phase 2 repairs the schedule of the one pii graph phase 1 yields about 20 times (one Z3 call
   // each) before one allocates: over the soak's 3 s budget, about 2-5 s.

@@ -23,12 +23,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -139,13 +139,15 @@ class SplitSizes {
   // The extents of one role: a recorded set, and for rows also 1 when the value has a higher
   // rank than some instruction's result. A view into sizes_ / rows_: split_point runs for every
   // split axiom's match, and copying sets of up to kMaxSize values there dominated rewriting.
+  // The values are sorted and unique (sorted vectors: building std::sets of up to kMaxSize
+  // values per attribute was most of the construction time, about 50 ms for gemmini).
   struct Extents {
-    const std::set<std::int64_t>* values = nullptr;
+    const std::vector<std::int64_t>* values = nullptr;
     bool plus_one = false;
     bool empty() const { return !plus_one && (!values || values->empty()); }
-    bool contains(std::int64_t n) const { return (plus_one && n == 1) || (values && values->count(n) > 0); }
+    bool contains(std::int64_t n) const { return (plus_one && n == 1) || (values && std::binary_search(values->begin(), values->end(), n)); }
     std::int64_t largest() const {
-      const std::int64_t recorded = values && !values->empty() ? *values->rbegin() : 0;
+      const std::int64_t recorded = values && !values->empty() ? values->back() : 0;
       return std::max<std::int64_t>(recorded, plus_one ? 1 : 0);
     }
     // The largest extent below n, if any.
@@ -153,12 +155,13 @@ class SplitSizes {
       std::optional<std::int64_t> best;
       if (plus_one && 1 < n) best = 1;
       if (values)
-        if (const auto it = values->lower_bound(n); it != values->begin()) best = std::max(best.value_or(1), *std::prev(it));
+        if (const auto it = std::lower_bound(values->begin(), values->end(), n); it != values->begin())
+          best = std::max(best.value_or(1), *std::prev(it));
       return best;
     }
     std::optional<std::int64_t> largest_divisor_below(std::int64_t n) const {
       if (values)
-        for (auto it = values->lower_bound(n); it != values->begin();) {
+        for (auto it = std::lower_bound(values->begin(), values->end(), n); it != values->begin();) {
           --it;
           if (n % *it == 0) return *it;
         }
@@ -187,7 +190,7 @@ class SplitSizes {
 
   // Rows of one (opcode, type): every rank's extents merged, and the lowest rank recorded.
   struct RowExtents {
-    std::set<std::int64_t> values;
+    std::vector<std::int64_t> values;  // sorted, unique
     std::size_t lowest_rank = std::numeric_limits<std::size_t>::max();
   };
 
@@ -206,14 +209,28 @@ class SplitSizes {
     for (const auto& [k, values] : sizes_) {
       if (k.role != SplitRole::Rows || values.empty()) continue;
       RowExtents& r = rows_[Key{k.role, k.opcode, k.dtype}];
-      r.values.insert(values.begin(), values.end());
+      merge_into(r.values, values);
       r.lowest_rank = std::min(r.lowest_rank, k.rank);
     }
   }
 
-  // The values dim `d` of `i` takes as alpha ranges over its feasible values.
-  static std::set<std::int64_t> extents(const isa::Instruction& inst, const std::vector<std::set<std::int64_t>>& feasible,
-                                        const hlo::Instruction& i, std::size_t d) {
+  // into := into U values, both sorted and unique.
+  static void merge_into(std::vector<std::int64_t>& into, const std::vector<std::int64_t>& values) {
+    if (values.empty() || into == values) return;
+    std::vector<std::int64_t> merged;
+    merged.reserve(into.size() + values.size());
+    std::set_union(into.begin(), into.end(), values.begin(), values.end(), std::back_inserter(merged));
+    into = std::move(merged);
+  }
+
+  static void sort_unique(std::vector<std::int64_t>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+
+  // The values dim `d` of `i` takes as alpha ranges over its feasible values (sorted, unique).
+  static std::vector<std::int64_t> extents(const isa::Instruction& inst, const std::vector<std::vector<std::int64_t>>& feasible,
+                                           const hlo::Instruction& i, std::size_t d) {
     const std::string text = d < i.dimension_expressions.size() ? i.dimension_expressions[d] : std::string();
     if (text.empty()) return {i.shape.dims[d]};
     const sym::ParseResult parsed = sym::try_parse(text);
@@ -227,17 +244,18 @@ class SplitSizes {
     std::sort(used.begin(), used.end());
     used.erase(std::unique(used.begin(), used.end()), used.end());
     if (used.size() != 1) return {};  // several alpha in one extent: not read (none of ours)
-    std::set<std::int64_t> out;
+    std::vector<std::int64_t> out;
     for (std::int64_t value : feasible[used[0]]) {
       const sym::EvalResult r = sym::try_evaluate(parsed.expr, [&](std::string_view) -> std::optional<std::int64_t> { return value; });
-      if (r.ok() && r.value >= 1 && r.value <= kMaxSize) out.insert(r.value);
+      if (r.ok() && r.value >= 1 && r.value <= kMaxSize) out.push_back(r.value);
     }
+    sort_unique(out);
     return out;
   }
 
-  // Per alpha: the values 1 .. kMaxSize that satisfy every constraint mentioning it alone.
-  static std::vector<std::set<std::int64_t>> feasible_alpha(const isa::Instruction& inst) {
-    std::vector<std::set<std::int64_t>> out(inst.alpha.size());
+  // Per alpha: the values 1 .. kMaxSize (ascending) that satisfy every constraint mentioning it alone.
+  static std::vector<std::vector<std::int64_t>> feasible_alpha(const isa::Instruction& inst) {
+    std::vector<std::vector<std::int64_t>> out(inst.alpha.size());
     for (std::size_t a = 0; a < inst.alpha.size(); ++a) {
       std::vector<sym::Expr> own;
       for (std::string_view c : inst.constraints) {
@@ -256,15 +274,16 @@ class SplitSizes {
           const sym::EvalResult r = sym::try_evaluate(e, [&](std::string_view) -> std::optional<std::int64_t> { return v; });
           ok = ok && r.ok() && r.value != 0;
         }
-        if (ok) out[a].insert(v);
+        if (ok) out[a].push_back(v);
       }
     }
     return out;
   }
 
-  void record(SplitRole role, hlo::Opcode opcode, DType t, const std::set<std::int64_t>& values, std::size_t rank = 0) {
+  // `values` sorted and unique.
+  void record(SplitRole role, hlo::Opcode opcode, DType t, const std::vector<std::int64_t>& values, std::size_t rank = 0) {
     if (values.empty()) return;
-    sizes_[Key{role, opcode, t, rank}].insert(values.begin(), values.end());
+    merge_into(sizes_[Key{role, opcode, t, rank}], values);
     if (role != SplitRole::Rows) {
       auto& own = instruction_[Key{role, opcode, t, rank}];
       own.insert(own.end(), values.begin(), values.end());  // sorted and deduplicated once recorded
@@ -288,7 +307,7 @@ class SplitSizes {
     } catch (const Error&) {
       return;  // validation reports malformed semantics; nothing to learn here
     }
-    const std::vector<std::set<std::int64_t>> feasible = feasible_alpha(inst);
+    const std::vector<std::vector<std::int64_t>> feasible = feasible_alpha(inst);
     const hlo::Computation& entry = m.entry_computation();
     for (const hlo::Instruction& i : entry.instructions) {
       if (i.shape.is_tuple) continue;
@@ -328,7 +347,7 @@ class SplitSizes {
   }
 
   bool unconstrained_ = true;
-  std::map<Key, std::set<std::int64_t>> sizes_;
+  std::map<Key, std::vector<std::int64_t>> sizes_;  // sorted, unique
   std::map<Key, RowExtents> rows_;  // key rank 0
   std::map<Key, std::vector<std::vector<std::int64_t>>> per_instruction_;  // dot roles: sorted extents per instruction
   std::map<Key, std::vector<std::int64_t>> instruction_;  // the instruction being recorded

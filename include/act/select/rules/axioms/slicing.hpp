@@ -2,6 +2,7 @@
 // cut into instruction-sized tiles and glued back (rewrites.md §8–9, TensorRight slice/concat).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
@@ -92,6 +93,25 @@ inline std::optional<ConcatHit> slice_inside_concat_operand(const TensorGraph& g
     offset += n;
   }
   return std::nullopt;
+}
+
+// slice(concat<d>(x1..xn)) with an unstrided range along d: each operand the range touches, with
+// the part of the range inside it (in the operand's own indices), in order.
+inline std::vector<std::pair<Id, hlo::SliceRange>> concat_operands_spanned(const TensorGraph& g, const SelectionContext& ctx, Id concat_node,
+                                                                         const std::vector<hlo::SliceRange>& ranges) {
+  const auto view = g.node(concat_node);
+  const auto d = static_cast<std::size_t>(ctx.attributes_of(view.op).dimensions.at(0));
+  const hlo::SliceRange r = canonical(ranges[d]);
+  std::vector<std::pair<Id, hlo::SliceRange>> out;
+  if (r.stride != 1 || range_count(r) == 0) return out;
+  std::int64_t offset = 0;
+  for (Id child : view.children) {
+    const std::int64_t n = g.data(child).type.dims[d];
+    const std::int64_t lo = std::max(r.start, offset), hi = std::min(r.limit, offset + n);
+    if (lo < hi) out.push_back({g.find(child), hlo::SliceRange{lo - offset, hi - offset, 1}});
+    offset += n;
+  }
+  return out;
 }
 
 inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
@@ -198,6 +218,35 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           auto nr = ranges;
           nr[d] = {r.start - base, r.limit - base, 1};
           return b.slice(b.concat(picked, static_cast<std::int64_t>(d)), nr);
+        }
+        return std::nullopt;
+      });
+
+  // rewrites.md SL-11, split form: an unstrided slice spanning operands j..k (k > j) of a
+  // concatenate → concat(slice(xj), x(j+1), ..., slice(xk)). Without it a row piece that spans
+  // two inputs can only be cut from their concatenation assembled on chip; with it each part is
+  // loaded from its own input straight into place (an output assembled from such pieces).
+  rules.add(
+      info("slice-of-concat-split", S, {Slice, Concatenate}, {Slice, Concatenate}, "rewrites.md SL-11"), "(slice@outer ?x)",
+      [](const View& v) {
+        for (Id n : operator_nodes(v.g, v.cls("?x"), Concatenate))
+          if (concat_operands_spanned(v.g, v.ctx, n, v.attr("outer").slice).size() >= 2) return true;
+        return false;
+      },
+      [](const View& v, Build& b) -> std::optional<Id> {
+        const auto ranges = v.attr("outer").slice;
+        for (Id n : operator_nodes(v.g, v.cls("?x"), Concatenate)) {
+          const auto spanned = concat_operands_spanned(v.g, v.ctx, n, ranges);
+          if (spanned.size() < 2) continue;
+          const auto d = static_cast<std::size_t>(v.ctx.attributes_of(v.g.node(n).op).dimensions[0]);
+          std::vector<Id> parts;
+          for (const auto& [operand, range] : spanned) {
+            auto r = ranges;
+            r[d] = range;
+            const auto& dims = v.g.data(operand).type.dims;
+            parts.push_back(covers(r, dims) ? operand : b.slice(operand, r));
+          }
+          return b.concat(parts, static_cast<std::int64_t>(d));
         }
         return std::nullopt;
       });
