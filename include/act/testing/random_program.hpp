@@ -298,8 +298,8 @@ class Lifter {
     return c;
   }
   // Values for a beta attribute: rows that hold data when it addresses an input slice, rows of
-  // the buffer (of the output region in HBM) when it addresses an output slice.
-  // A targeted goal narrows HBM rows to the ones it needs.
+  // the buffer when it addresses an output slice (in HBM: of the output region, and of scratch
+  // for a free draw). A targeted goal narrows HBM rows to the ones it needs.
   std::vector<std::int64_t> beta_candidates(const isa::Instruction& ins, std::string_view name, Goal goal) {
     const int hbm = hbm_index();
     auto starts_at = [&](const isa::SliceMap& m) { return m.start.size() == 1 && m.start[0] == name; };
