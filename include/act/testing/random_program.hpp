@@ -396,8 +396,8 @@ class Lifter {
       shapes_.reloads_input = shapes_.reloads_input || reloads;
       for (const Slice1& s : in)
         for (std::int64_t r = s.start; s.buffer == hbm && reads_input(s) && r < s.start + s.length; ++r) input_rows_read_.insert(r);
-      for (std::int64_t a : std::vector<std::int64_t>(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(ins.alpha.size())))
-        shapes_.odd_tiles = shapes_.odd_tiles || (a > 1 && !power_of_two(a));
+      for (std::size_t a = 0; a < ins.alpha.size(); ++a)  // values: alpha first, then beta
+        shapes_.odd_tiles = shapes_.odd_tiles || (values[a] > 1 && !power_of_two(values[a]));
       sim::ConcreteInstruction ci;
       ci.name = std::string(ins.name);
       ci.attributes = std::move(values);

@@ -181,42 +181,23 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       "(slice@outer ?x)",
       [](const View& v) {
         for (Id n : operator_nodes(v.g, v.cls("?x"), Concatenate)) {
-          const auto view = v.g.node(n);
-          const auto d = static_cast<std::size_t>(v.ctx.attributes_of(view.op).dimensions[0]);
-          const auto r = canonical(v.attr("outer").slice[d]);
-          if (r.stride != 1 || range_count(r) == 0) continue;
-          std::int64_t offset = 0;
-          std::size_t first = view.children.size(), last = 0;
-          for (std::size_t k = 0; k < view.children.size(); ++k) {
-            const auto nk = v.g.data(view.children[k]).type.dims[d];
-            if (r.start < offset + nk && r.limit > offset) first = std::min(first, k), last = k;
-            offset += nk;
-          }
-          if (first < last && (first > 0 || last + 1 < view.children.size())) return true;
+          const std::size_t spanned = concat_operands_spanned(v.g, v.ctx, n, v.attr("outer").slice).size();
+          if (spanned >= 2 && spanned < v.g.node(n).children.size()) return true;
         }
         return false;
       },
       [](const View& v, Build& b) -> std::optional<Id> {
         const auto ranges = v.attr("outer").slice;
         for (Id n : operator_nodes(v.g, v.cls("?x"), Concatenate)) {
-          const TensorOp op = v.g.node(n).op;
-          const std::vector<Id> kids(v.g.node(n).children.begin(), v.g.node(n).children.end());
-          const auto d = static_cast<std::size_t>(v.ctx.attributes_of(op).dimensions[0]);
-          const auto r = canonical(ranges[d]);
-          if (r.stride != 1 || range_count(r) == 0) continue;
-          std::int64_t offset = 0, base = 0;
+          const auto spanned = concat_operands_spanned(v.g, v.ctx, n, ranges);
+          if (spanned.size() < 2 || spanned.size() == v.g.node(n).children.size()) continue;
+          const auto d = static_cast<std::size_t>(v.ctx.attributes_of(v.g.node(n).op).dimensions[0]);
           std::vector<Id> picked;
-          for (Id k : kids) {
-            const auto nk = v.g.data(k).type.dims[d];
-            if (r.start < offset + nk && r.limit > offset) {
-              if (picked.empty()) base = offset;
-              picked.push_back(k);
-            }
-            offset += nk;
-          }
-          if (picked.size() < 2 || picked.size() == kids.size()) continue;
+          for (const auto& [operand, range] : spanned) picked.push_back(operand);
+          // The range starts where it enters the first operand picked.
           auto nr = ranges;
-          nr[d] = {r.start - base, r.limit - base, 1};
+          const std::int64_t start = spanned.front().second.start;
+          nr[d] = {start, start + range_count(canonical(ranges[d])), 1};
           return b.slice(b.concat(picked, static_cast<std::int64_t>(d)), nr);
         }
         return std::nullopt;
