@@ -7,6 +7,7 @@
 #include <string>
 
 #include "act/alloc/allocate.hpp"
+#include "act/alloc/identity_folding.hpp"
 #include "act/alloc/spill_plan.hpp"
 #include "act/isa/amx.hpp"
 #include "act/hlo/parser.hpp"
@@ -368,6 +369,106 @@ TEST_CASE("a graph no schedule can allocate fails cleanly") {
   CHECK(r.stats.schedules_tried >= 1);
   CHECK(r.stats.schedules_tried <= 2);
   CHECK(r.message.find("no allocation") != std::string::npos);
+}
+
+TEST_CASE("two outputs with one value: each output gets its own store") {
+  // Extraction gives both roots one node (they are one e-class); one HBM node cannot sit at two
+  // output addresses, so phase 2 stores the value once per output (alloc/output_copies.hpp).
+  const auto kernel = hlo::parse_module(R"(HloModule twice
+ENTRY main {
+  %a = bf16[64,64] parameter(0)
+  %s = bf16[64,64] dot(%a, %a), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  %t = bf16[32,128] reshape(%s)
+  %u = bf16[64,64] reshape(%t)
+  ROOT %out = (bf16[64,64], bf16[64,64]) tuple(%s, %u)
+})");
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 8192));                                // 0 A
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {0}));       // 1
+  n.push_back(pii(kLoadCm, {64}, kD1, rows(64), {0}));       // 2
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {1, 2}));        // 3 A Aᵀ
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {3}));          // 4
+  n.push_back(pii(kStoreRm, {64}, kD0, bytes(8192), {4}));   // 5, both outputs
+  const select::PiiGraph g(std::move(n), {5, 5});
+  const select::PiiGraph copied = alloc::with_distinct_outputs(g);
+  REQUIRE(copied.roots().size() == 2);
+  CHECK(copied.roots()[0] != copied.roots()[1]);
+  CHECK(copied.node(copied.roots()[0]).operands == copied.node(copied.roots()[1]).operands);  // one mov, two stores
+  CHECK(copied.pii_count() == g.pii_count() + 1);
+  const auto ctx = qkv_context();
+  const auto r = alloc::allocate(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
+  INFO(r.message);
+  REQUIRE(r.program);
+  REQUIRE(r.graph);  // the allocated graph is the copied one
+  const std::vector<std::string> program = names(*r.program);
+  CHECK(std::count(program.begin(), program.end(), std::string("store_rm")) == 2);
+  require_verifies(kernel, ctx.isa, *r.program);
+}
+
+TEST_CASE("a schedule keeping more live than a buffer holds is unsat without Z3, its clique the core") {
+  const auto g = tiny_graph();
+  const auto ctx = context_of<Tiny<1>>();  // one row: S and S + S are live together
+  const auto kernel = tiny_kernel();
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
+  const auto r = alloc::allocate_detail::overfull_point(values, alloc::esun_schedule(values));
+  REQUIRE(r);
+  CHECK(r->status == alloc::CspStatus::Unsat);
+  CHECK_FALSE(r->core.empty());
+  CHECK(r->message.find("units of buffer 'r' live at once, which holds 1") != std::string::npos);
+  // Every edge of the core is an interference edge of that schedule.
+  const auto interference = alloc::interference_graph(values, alloc::esun_schedule(values));
+  CHECK(alloc::contains_graph(interference, r->core));
+  // With room for both, there is no such point.
+  const auto roomy = context_of<Tiny<3>>();
+  const auto fits = alloc::analyze_values(g, roomy.isa, roomy.constants, sim::kernel_image(kernel));
+  CHECK_FALSE(alloc::allocate_detail::overfull_point(fits, alloc::esun_schedule(fits)));
+}
+
+TEST_CASE("a slice^H selecting one whole operand of a concat^H reads that operand") {
+  const auto kernel = hlo::parse_module(R"(HloModule first_half
+ENTRY main {
+  %a = bf16[32,64] parameter(0)
+  %b = bf16[32,64] parameter(1)
+  %ab = bf16[64,64] concatenate(%a, %b), dimensions={0}
+  ROOT %out = bf16[32,64] slice(%ab), slice={[0:32], [0:64]}
+})");
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 4096));                              // 0 a
+  n.push_back(leaf(1, 4096));                              // 1 b
+  n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {0}));     // 2
+  n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {1}));     // 3
+  PiiNode concat;
+  concat.kind = PiiNodeKind::ConcatH;
+  concat.buffer = kD1;
+  concat.index = kD1;
+  concat.dimension = 0;
+  concat.type = rows(64);
+  concat.operands = {2, 3};
+  n.push_back(concat);                                     // 4
+  PiiNode slice;
+  slice.kind = PiiNodeKind::SliceH;
+  slice.buffer = kD1;
+  slice.index = kD1;
+  slice.slice = {hlo::SliceRange{0, 32, 1}, hlo::SliceRange{0, 64, 1}};
+  slice.type = rows(32);
+  slice.operands = {4};
+  n.push_back(slice);                                      // 5
+  n.push_back(pii(kStoreRm, {32}, kD0, bytes(4096), {5})); // 6
+  const select::PiiGraph g(std::move(n), {6});
+  const select::PiiGraph folded = alloc::fold_slices_of_concats(g);
+  CHECK(folded.identity_count() == 0);  // the concat^H is read by nothing now
+  CHECK(folded.pii_count() == 2);       // load a, store it; b's load is gone with it
+  const auto ctx = qkv_context();
+  const auto r = alloc::allocate(folded, ctx.isa, ctx.constants, sim::kernel_image(kernel));
+  INFO(r.message);
+  REQUIRE(r.program);
+  require_verifies(kernel, ctx.isa, *r.program);
+  // A slice that is not one whole operand stays.
+  std::vector<PiiNode> m = g.nodes();
+  for (PiiNode& x : m)
+    if (x.kind == PiiNodeKind::SliceH) x.slice[0] = hlo::SliceRange{16, 48, 1};
+  const select::PiiGraph straddling(std::move(m), g.roots());
+  CHECK(alloc::fold_slices_of_concats(straddling) == straddling);
 }
 
 TEST_CASE("bad graphs are act::Errors, not crashes") {

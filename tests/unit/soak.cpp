@@ -501,6 +501,14 @@ TEST_CASE("regression qkv_output_from_spanning_pieces: a program exists, and act
   check_compiles<isa::Qkv>("qkv_output_from_spanning_pieces", 20.0, 12);
 }
 
+TEST_CASE("regression qkv_inplace_pair_under_concat: act compile finds a program", "[soak][regression]") {
+  // concatenate(softmax(x), softmax(x)) with x a 32-row value that only a 64-row gemm brings
+  // into d2. The greedy pii graph put two in-place softmaxes of one slice^H side by side under a
+  // concat^H in d2 ("CSP1-3 alone conflict"), and the enumeration spent the budget before a
+  // larger graph; the greedy graph whose in-place readers own their storage is offered next.
+  check_compiles<isa::Qkv>("qkv_inplace_pair_under_concat", 20.0, 13);
+}
+
 TEST_CASE("regression qkv_phase2_over_budget: a program exists, and act compile finds it given time", "[soak][regression]") {
   // Phase 2 repairs the schedule of the one pii graph phase 1 yields about 20 times (one Z3 call
   // each) before one allocates: over the soak's 3 s budget, about 2-5 s.

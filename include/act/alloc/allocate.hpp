@@ -20,6 +20,7 @@
 #include "act/alloc/csp.hpp"
 #include "act/alloc/emit.hpp"
 #include "act/alloc/live_range_split.hpp"
+#include "act/alloc/output_copies.hpp"
 #include "act/alloc/spill_plan.hpp"
 #include "act/alloc/schedule.hpp"
 #include "act/alloc/values.hpp"
@@ -66,6 +67,70 @@ struct AllocateResult {
 
 namespace allocate_detail {
 
+// When `schedule` keeps more on chip at one time than a buffer holds (the units of the storage
+// values live together, in the buffer's access dims, exceed its size): the fewest values live
+// together that overfill a buffer, as an unsat core (every pair of them an interference edge).
+// Disjoint boxes cannot hold more than the buffer's volume, so the CSP is unsatisfiable without
+// asking Z3, which proves such pigeonhole cores slowly (a 230-node AVX-512 graph with 40
+// registers live: over 9 s). The smallest core over all buffers and times, as Z3's would be: a
+// small core prunes more orders, and the live-range split picks among its edges (regression
+// qkv_spill_424242_7 needs the two-value core in d2, not a three-value one in d1). Nothing when
+// that core has fewer than kMinOverfullCore values: Z3 decides a pair at once, and its cores
+// for pairs serve the repairs better (with the pair as the core, one QKV random kernel of
+// bench/compile_time took 2.2 s instead of under 0.2 s).
+inline constexpr std::size_t kMinOverfullCore = 3;
+inline std::optional<CspResult> overfull_point(const GraphValues& values, const Schedule& schedule) {
+  const std::vector<LiveRange> live = live_ranges(values, schedule);
+  auto units_of = [&](std::size_t i) {
+    std::int64_t units = 1;
+    for (auto l : values.length[i]) units *= l;
+    return units;
+  };
+  std::optional<CspResult> best;
+  std::size_t best_size = 0;
+  for (std::size_t b = 0; b < values.isa.buffers.size(); ++b) {
+    const isa::Buffer& buffer = values.isa.buffers[b];
+    if (buffer.is_hbm) continue;
+    std::int64_t capacity = 1;
+    for (auto a : buffer.access_dims) capacity *= a;
+    std::vector<std::size_t> members;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (values.storage[i] && !values.node(i).is_leaf() && static_cast<std::size_t>(values.node(i).buffer) == b &&
+          live[i].begin <= live[i].end)
+        members.push_back(i);
+    // Every load peak is at some value's first time point (live ranges are intervals).
+    for (std::size_t m : members) {
+      const std::int64_t t = live[m].begin;
+      std::int64_t load = 0;
+      std::vector<std::size_t> clique;
+      for (std::size_t i : members)
+        if (live[i].begin <= t && t <= live[i].end) {
+          load += units_of(i);
+          clique.push_back(i);
+        }
+      if (load <= capacity) continue;
+      // The fewest of them that still overfill the buffer: the largest.
+      std::stable_sort(clique.begin(), clique.end(), [&](std::size_t x, std::size_t y) { return units_of(x) > units_of(y); });
+      std::int64_t kept = 0;
+      std::size_t count = 0;
+      while (kept <= capacity) kept += units_of(clique[count++]);
+      if (best && count >= best_size) continue;
+      clique.resize(count);
+      std::sort(clique.begin(), clique.end());
+      CspResult r;
+      r.status = CspStatus::Unsat;
+      for (std::size_t x = 0; x < clique.size(); ++x)
+        for (std::size_t y = x + 1; y < clique.size(); ++y) r.core.emplace_back(clique[x], clique[y]);
+      r.message = fmt::format("the schedule keeps {} units of buffer '{}' live at once, which holds {} ({} values need {})",
+                              load, buffer.name, capacity, count, kept);
+      best = std::move(r);
+      best_size = count;
+    }
+  }
+  if (best_size < kMinOverfullCore) return std::nullopt;
+  return best;
+}
+
 // The schedules of one graph version: what worked, or the last failing schedule and its core.
 struct Attempt {
   std::optional<sim::Program> program;
@@ -101,7 +166,8 @@ inline Attempt try_schedules(const GraphValues& values, ScheduleGenerator::Const
     ++tried;
     ++stats.schedules_tried;
     const InterferenceGraph& interference = schedules.last_interference();
-    CspResult r = solver.solve(values, *schedule, interference, csp);
+    std::optional<CspResult> overfull = overfull_point(values, *schedule);
+    CspResult r = overfull ? std::move(*overfull) : solver.solve(values, *schedule, interference, csp);
     stats.solve_seconds += r.stats.seconds;
     stats.interference_edges = r.stats.interference_edges;
     if (r.stats.variables) {
@@ -178,7 +244,8 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
   const auto t0 = std::chrono::steady_clock::now();
   AllocateResult result;
   SpillTable spills(isa);
-  select::PiiGraph current = graph;
+  select::PiiGraph current = with_distinct_outputs(graph);
+  const bool copied_outputs = current.nodes().size() != graph.nodes().size();
   ScheduleGenerator::Constraints hints;
   std::string failure;
   for (std::size_t split = 0;; ++split) {
@@ -195,7 +262,7 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
       result.program = std::move(a.program);
       result.schedule = std::move(a.schedule);
       result.assignment = std::move(a.assignment);
-      if (split > 0) result.graph = std::move(current);
+      if (split > 0 || copied_outputs) result.graph = std::move(current);
       break;
     }
     if (!may_split || std::chrono::steady_clock::now() >= options.deadline) break;
@@ -232,7 +299,7 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
         result.program = std::move(full.program);
         result.schedule = std::move(full.schedule);
         result.assignment = std::move(full.assignment);
-        if (split > 0) result.graph = std::move(current);
+        if (split > 0 || copied_outputs) result.graph = std::move(current);
       }
       break;
     }

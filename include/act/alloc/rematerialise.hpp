@@ -17,27 +17,6 @@
 
 namespace act::alloc {
 
-namespace rematerialise_detail {
-
-inline bool same_map(const isa::SliceMap& a, const isa::SliceMap& b) {
-  if (a.buffer != b.buffer || a.start.size() != b.start.size() || a.length.size() != b.length.size()) return false;
-  for (std::size_t i = 0; i < a.start.size(); ++i)
-    if (a.start[i] != b.start[i]) return false;
-  for (std::size_t i = 0; i < a.length.size(); ++i)
-    if (a.length[i] != b.length[i]) return false;
-  return true;
-}
-
-// Input k of `instruction` is read from the slice one of its outputs writes.
-inline bool reads_in_place(const isa::Instruction& instruction, std::size_t k) {
-  if (k >= instruction.inputs.size()) return false;
-  for (const auto& out : instruction.outputs)
-    if (same_map(instruction.inputs[k], out)) return true;
-  return false;
-}
-
-}  // namespace rematerialise_detail
-
 // `graph` with every in-place operand that is shared and produced by an input-less Pii node
 // replaced by a private copy of that node (see the header comment). Unchanged when none is.
 inline select::PiiGraph rematerialise_in_place_generators(const select::PiiGraph& graph, const isa::IsaView& isa) {
@@ -57,7 +36,7 @@ inline select::PiiGraph rematerialise_in_place_generators(const select::PiiGraph
     for (std::size_t k = 0; k < nodes[i].operands.size(); ++k) {
       const std::size_t o = nodes[i].operands[k];
       if (uses[o] < 2 || nodes[o].kind != PiiNodeKind::Pii || !nodes[o].operands.empty()) continue;
-      if (!rematerialise_detail::reads_in_place(instruction, k)) continue;
+      if (!isa::reads_in_place(instruction, k)) continue;
       select::PiiNode copy = nodes[o];
       nodes.push_back(std::move(copy));
       --uses[o];

@@ -113,7 +113,7 @@ class Planner {
   std::optional<std::size_t> destroyed_by(std::size_t q) const {
     const isa::Instruction& inst = v_.isa.instructions[static_cast<std::size_t>(v_.node(q).index)];
     for (std::size_t k = 0; k < v_.node(q).operands.size(); ++k)
-      if (rematerialise_detail::reads_in_place(inst, k)) {
+      if (isa::reads_in_place(inst, k)) {
         const auto& a = v_.aliases[v_.node(q).operands[k]];
         if (a.size() == 1 && on_chip(a[0])) return a[0];
       }

@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "act/alloc/allocate.hpp"
+#include "act/alloc/identity_folding.hpp"
 #include "act/alloc/rematerialise.hpp"
 #include "act/codegen/compile.hpp"
 #include "act/codegen/cost_model.hpp"
@@ -264,6 +265,7 @@ class CandidateStream {
   }
 
   std::optional<Candidate> allocate(select::PiiGraph graph, Clock::time_point deadline) {
+    graph = alloc::fold_slices_of_concats(graph);
     graph = alloc::rematerialise_in_place_generators(graph, state_->context.isa);
     alloc::AllocateOptions options = options_.allocate;
     // The earlier of the caller's deadline (the heuristic's) and the compile's bounds every

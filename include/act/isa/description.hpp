@@ -101,6 +101,25 @@ struct Instruction {
   std::source_location where = std::source_location::current();
 };
 
+// The two slice maps name the same slice: one buffer, equal start and length expressions.
+constexpr bool same_slice(const SliceMap& a, const SliceMap& b) {
+  if (a.buffer != b.buffer || a.start.size() != b.start.size() || a.length.size() != b.length.size()) return false;
+  for (std::size_t i = 0; i < a.start.size(); ++i)
+    if (a.start[i] != b.start[i]) return false;
+  for (std::size_t i = 0; i < a.length.size(); ++i)
+    if (a.length[i] != b.length[i]) return false;
+  return true;
+}
+
+// Input k is read from the very slice one of the outputs writes (an in-place instruction:
+// QKV's softmax, AMX's tdpbusd accumulator): running it destroys that input.
+constexpr bool reads_in_place(const Instruction& instruction, std::size_t k) {
+  if (k >= instruction.inputs.size()) return false;
+  for (const SliceMap& out : instruction.outputs)
+    if (same_slice(instruction.inputs[k], out)) return true;
+  return false;
+}
+
 // An assembler macro and the hardware instructions it stands for (isa/expansion.hpp).
 inline constexpr std::size_t kMaxExpansionSteps = 6;
 struct Expansion {

@@ -24,7 +24,13 @@ namespace act::select {
 // a fresh copy). A root is owned. nullopt when some root cannot be produced.
 // `banned`: ISA instruction indices whose Pii alternatives are not taken (the explorer's
 // alternatives to a greedy graph, explorer.hpp).
-inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, const std::vector<std::int64_t>& banned = {}) {
+// `claim_in_place`: an instruction reading an operand in place (isa::reads_in_place) writes
+// that operand's storage, so it owns storage only when the operand does (two in-place softmaxes
+// of one slice^H placed side by side under a concat^H have no allocation), and it claims the
+// operand as a concat^H slot does: a second in-place reader gets a fresh owned copy when one
+// exists. Off: in-place operands are plain operands (phase 2 rematerialises input-less ones).
+inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, const std::vector<std::int64_t>& banned = {},
+                                                bool claim_in_place = false) {
   using Request = RequestGraph::Request;
   using Alternative = RequestGraph::Alternative;
   const std::size_t n = requests.request_count();
@@ -33,6 +39,7 @@ inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, co
   std::vector<const Alternative*> any_choice(n, nullptr), owned_choice(n, nullptr);
   for (std::uint32_t c = 0; c < requests.class_count(); ++c)
     if (requests.leaf(c)) any[requests.key(Request{c, requests.hbm()})] = 0;
+  auto claims_in_place = [](const Alternative& alt, std::size_t j) { return j < 32 && ((alt.in_place >> j) & 1u) != 0; };
   auto is_slice = [&](const Alternative& alt) { return requests.graph().node(alt.node).op.kind == NodeKind::SliceH; };
   auto is_banned = [&](const Alternative& alt) {
     if (banned.empty()) return false;
@@ -45,15 +52,19 @@ inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, co
     for (std::size_t k = 0; k < n; ++k) {
       for (const Alternative& alt : requests.alternatives(k)) {
         if (is_banned(alt)) continue;
-        double c = 1;
-        for (Request r : alt.operands) c += alt.concat ? owned[requests.key(r)] : any[requests.key(r)];
+        double c = 1, c_owned = 1;
+        for (std::size_t j = 0; j < alt.operands.size(); ++j) {
+          const std::size_t o = requests.key(alt.operands[j]);
+          c += alt.concat ? owned[o] : any[o];
+          c_owned += alt.concat || (claim_in_place && claims_in_place(alt, j)) ? owned[o] : any[o];
+        }
         if (c < any[k] && any[k] != 0) {
           any[k] = c;
           any_choice[k] = &alt;
           changed = true;
         }
-        if (!is_slice(alt) && c < owned[k]) {
-          owned[k] = c;
+        if (!is_slice(alt) && c_owned < owned[k]) {
+          owned[k] = c_owned;
           owned_choice[k] = &alt;
           changed = true;
         }
@@ -61,7 +72,8 @@ inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, co
     }
   }
   std::vector<PiiNode> out;
-  std::vector<std::uint8_t> concat_used;  // per node of `out`: fills a concat^H slot
+  std::vector<std::uint8_t> concat_used;    // per node of `out`: fills a concat^H slot
+  std::vector<std::uint8_t> in_place_used;  // per node of `out`: read in place (claim_in_place)
   std::vector<std::size_t> memo[2];
   memo[0].assign(n, std::numeric_limits<std::size_t>::max());
   memo[1].assign(n, std::numeric_limits<std::size_t>::max());
@@ -78,13 +90,20 @@ inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, co
     }
     PiiNode p = requests.node(r, leaf ? nullptr : alt);
     if (!leaf) {
-      for (Request o : alt->operands) {
-        std::size_t node = make(o, alt->concat, false);
+      for (std::size_t j = 0; j < alt->operands.size(); ++j) {
+        const Request o = alt->operands[j];
+        const bool in_place = claim_in_place && claims_in_place(*alt, j);
+        std::size_t node = make(o, alt->concat || (want_owned && in_place), false);
         if (alt->concat) {
           concat_used.resize(out.size(), 0);
           if (!failed && concat_used[node]) node = make(o, true, true);
           concat_used.resize(out.size(), 0);
           if (!failed) concat_used[node] = 1;
+        } else if (in_place) {
+          in_place_used.resize(out.size(), 0);
+          if (!failed && in_place_used[node] && owned[requests.key(o)] < kInf) node = make(o, true, true);
+          in_place_used.resize(out.size(), 0);
+          if (!failed) in_place_used[node] = 1;
         }
         p.operands.push_back(node);
       }

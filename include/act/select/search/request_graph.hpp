@@ -48,6 +48,7 @@ class RequestGraph {
     egraph::Id node = egraph::kNoId;
     std::vector<Request> operands;
     bool concat = false;  // a concat^H or overlay^H: its operands are placed at fixed offsets
+    std::uint32_t in_place = 0;  // bit k: the instruction reads operand k where it writes (isa::reads_in_place)
   };
   struct Leaf {
     PiiNodeKind kind = PiiNodeKind::Input;
@@ -194,6 +195,7 @@ class RequestGraph {
               const int in = isa.buffer_index(inst.inputs[k].buffer);
               ok = in >= 0;
               alt.operands.push_back(Request{dense(graph_.find(view.children[k])), in});
+              if (isa::reads_in_place(inst, k) && k < 32) alt.in_place |= std::uint32_t{1} << k;
             }
             if (!ok) continue;
             break;
