@@ -406,22 +406,51 @@ ENTRY main {
 }
 
 TEST_CASE("a schedule keeping more live than a buffer holds is unsat without Z3, its clique the core") {
-  const auto g = tiny_graph();
-  const auto ctx = context_of<Tiny<1>>();  // one row: S and S + S are live together
-  const auto kernel = tiny_kernel();
-  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
-  const auto r = alloc::allocate_detail::overfull_point(values, alloc::esun_schedule(values));
+  // (a + b) + (c + d): whichever sum comes first stays live while the other's two operands are
+  // loaded, so three rows are live at once.
+  const Shape row(DType::s32, {1, 4});
+  std::vector<PiiNode> n;
+  for (std::int64_t p = 0; p < 4; ++p) n.push_back(leaf(p, 16));         // 0-3
+  for (std::size_t p = 0; p < 4; ++p) n.push_back(pii(kTinyLoad, {}, 1, row, {p}));  // 4-7
+  n.push_back(pii(kTinyAdd, {}, 1, row, {4, 5}));                          // 8
+  n.push_back(pii(kTinyAdd, {}, 1, row, {6, 7}));                          // 9
+  n.push_back(pii(kTinyAdd, {}, 1, row, {8, 9}));                          // 10
+  n.push_back(pii(kTinyStore, {}, 0, bytes(16), {10}));                    // 11
+  const select::PiiGraph g(std::move(n), {11});
+  const auto kernel = hlo::parse_module(R"(HloModule sums
+ENTRY main {
+  %a = s32[1,4] parameter(0)
+  %b = s32[1,4] parameter(1)
+  %c = s32[1,4] parameter(2)
+  %d = s32[1,4] parameter(3)
+  %ab = s32[1,4] add(%a, %b)
+  %cd = s32[1,4] add(%c, %d)
+  ROOT %r = s32[1,4] add(%ab, %cd)
+})");
+  const auto image = sim::kernel_image(kernel);
+  const auto two = context_of<Tiny<2>>();
+  const auto values = alloc::analyze_values(g, two.isa, two.constants, image);
+  const alloc::Schedule order = alloc::esun_schedule(values);
+  const auto r = alloc::allocate_detail::overfull_point(values, order);
   REQUIRE(r);
   CHECK(r->status == alloc::CspStatus::Unsat);
-  CHECK_FALSE(r->core.empty());
-  CHECK(r->message.find("units of buffer 'r' live at once, which holds 1") != std::string::npos);
-  // Every edge of the core is an interference edge of that schedule.
-  const auto interference = alloc::interference_graph(values, alloc::esun_schedule(values));
-  CHECK(alloc::contains_graph(interference, r->core));
-  // With room for both, there is no such point.
-  const auto roomy = context_of<Tiny<3>>();
-  const auto fits = alloc::analyze_values(g, roomy.isa, roomy.constants, sim::kernel_image(kernel));
-  CHECK_FALSE(alloc::allocate_detail::overfull_point(fits, alloc::esun_schedule(fits)));
+  CHECK(r->core.size() == 3);  // three values, every pair an edge
+  CHECK(r->message.find("units of buffer 'r' live at once, which holds 2") != std::string::npos);
+  CHECK(alloc::contains_graph(alloc::interference_graph(values, order), r->core));
+  // With room for three there is no such point; with room for one, the two values live at once
+  // are left to Z3 (kMinOverfullCore).
+  const auto three = context_of<Tiny<3>>();
+  const auto roomy = alloc::analyze_values(g, three.isa, three.constants, image);
+  CHECK_FALSE(alloc::allocate_detail::overfull_point(roomy, alloc::esun_schedule(roomy)));
+  const auto one = context_of<Tiny<1>>();
+  const select::PiiGraph tiny = tiny_graph();  // GraphValues points into its graph
+  const auto pair = alloc::analyze_values(tiny, one.isa, one.constants, sim::kernel_image(tiny_kernel()));
+  CHECK_FALSE(alloc::allocate_detail::overfull_point(pair, alloc::esun_schedule(pair)));
+  // And phase 2 still allocates the sums with three rows and verifies the program.
+  const auto ok = alloc::allocate(g, three.isa, three.constants, image);
+  INFO(ok.message);
+  REQUIRE(ok.program);
+  require_verifies(kernel, three.isa, *ok.program);
 }
 
 TEST_CASE("a slice^H selecting one whole operand of a concat^H reads that operand") {
