@@ -50,6 +50,18 @@ PiiNode pii(std::int64_t instruction, std::vector<std::int64_t> alpha, int buffe
   return x;
 }
 
+// A concat^H in `buffer` along `dimension`.
+PiiNode concat_h(int buffer, std::int64_t dimension, Shape type, std::vector<std::size_t> operands) {
+  PiiNode x;
+  x.kind = PiiNodeKind::ConcatH;
+  x.buffer = buffer;
+  x.index = buffer;
+  x.dimension = dimension;
+  x.type = std::move(type);
+  x.operands = std::move(operands);
+  return x;
+}
+
 // What phase 2 reads besides the pii graph: the ISA and the constant pool.
 struct Phase2Context {
   isa::IsaView isa;
@@ -466,14 +478,7 @@ ENTRY main {
   n.push_back(leaf(1, 4096));                              // 1 b
   n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {0}));     // 2
   n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {1}));     // 3
-  PiiNode concat;
-  concat.kind = PiiNodeKind::ConcatH;
-  concat.buffer = kD1;
-  concat.index = kD1;
-  concat.dimension = 0;
-  concat.type = rows(64);
-  concat.operands = {2, 3};
-  n.push_back(concat);                                     // 4
+  n.push_back(concat_h(kD1, 0, rows(64), {2, 3}));         // 4
   PiiNode slice;
   slice.kind = PiiNodeKind::SliceH;
   slice.buffer = kD1;
@@ -551,14 +556,7 @@ ENTRY main {
   n.push_back(bottom);                                            // 3 rows 32..63 of Q
   n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {2}));            // 4
   n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {3}));            // 5
-  PiiNode cat;
-  cat.kind = PiiNodeKind::ConcatH;
-  cat.buffer = kD1;
-  cat.index = kD1;
-  cat.dimension = 0;
-  cat.type = rows(64);
-  cat.operands = {4, 5};
-  n.push_back(cat);                                               // 6 Q in d1
+  n.push_back(concat_h(kD1, 0, rows(64), {4, 5}));                // 6 Q in d1
   n.push_back(pii(kLoadCm, {64}, kD1, rows(64), {1}));            // 7 Kᵀ
   n.push_back(pii(kGemm, {}, kD2, rows(64), {6, 7}));             // 8
   n.push_back(pii(kMov, {64}, kD1, rows(64), {8}));               // 9
