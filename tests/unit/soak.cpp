@@ -395,6 +395,21 @@ TEST_CASE("regression qkv_extract_overruns_timeout: the compile stops on its tim
   }
 }
 
+TEST_CASE("regression amx_transpose_rewriting_cut: rewriting cut short by the clock is a timeout, not \"no program\"",
+          "[soak][regression]") {
+  // One output is transpose(min(p0, p0)) of f32[16,16]: no rule derives the transpose on
+  // AMX + AVX-512, and the e-graph grows for seconds without saturating. When the deadline
+  // stopped the rewriting, the extraction over the e-graph it had was exhaustive and the compile
+  // reported "enumeration exhausted" (at 2 s and 3 s budgets): the soak counted a timeout as
+  // "not found".
+  const codegen::CompileOutcome outcome = compile_regression<isa::Amx>("amx_transpose_rewriting_cut", 2.0);
+  REQUIRE_FALSE(outcome);
+  INFO(outcome.message);
+  CHECK_FALSE(outcome.statistics.saturated);
+  CHECK(outcome.statistics.stop == codegen::StopReason::Timeout);
+  CHECK(outcome.message.find("timeout") != std::string::npos);
+}
+
 TEST_CASE("regression qkv_row_concatenate: a program exists, and act compile finds it", "[soak][regression]") {
   check_known_program("qkv_row_concatenate", kQkv, 2);
   check_compiles<isa::Qkv>("qkv_row_concatenate", 3.0, 2);
@@ -507,6 +522,20 @@ TEST_CASE("regression qkv_inplace_pair_under_concat: act compile finds a program
   // concat^H in d2 ("CSP1-3 alone conflict"), and the enumeration spent the budget before a
   // larger graph; the greedy graph whose in-place readers own their storage is offered next.
   check_compiles<isa::Qkv>("qkv_inplace_pair_under_concat", 20.0, 13);
+}
+
+TEST_CASE("regression qkv_spill_plan_fewest: phase 2 spills along the order that adds the fewest instructions",
+          "[soak][regression]") {
+  // Three 64-row dots chained through d1 (128 rows): the spill plan depends on the order it is
+  // planned along. Phase 2 took the plan of the last failing order (20 instructions); the plan
+  // adding the fewest instructions over every failing order gives 19. Deterministic, so the
+  // failing orders do not depend on the machine's speed.
+  const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>("qkv_spill_plan_fewest", 20.0, true);
+  INFO(outcome.message);
+  REQUIRE(outcome);
+  CHECK(outcome.statistics.live_range_splits > 0);
+  CHECK(outcome.result->program.instructions.size() <= 19);
+  CHECK(sim::verify(regression_kernel("qkv_spill_plan_fewest"), kQkv, outcome.result->program, 5, 24).ok);
 }
 
 TEST_CASE("regression qkv_phase2_over_budget: a program exists, and act compile finds it given time", "[soak][regression]") {

@@ -131,6 +131,12 @@ inline std::optional<CspResult> overfull_point(const GraphValues& values, const 
   return best;
 }
 
+// The instructions a pii graph's program has (its pii nodes; identity nodes emit nothing).
+inline std::size_t instruction_count(const select::PiiGraph& graph) {
+  return static_cast<std::size_t>(std::count_if(graph.nodes().begin(), graph.nodes().end(),
+                                                [](const select::PiiNode& n) { return n.kind == select::PiiNodeKind::Pii; }));
+}
+
 // The schedules of one graph version: what worked, or the last failing schedule and its core.
 struct Attempt {
   std::optional<sim::Program> program;
@@ -271,16 +277,43 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
       failure = *why;
       break;
     }
-    // First, once: spill by furthest next use along the esun order, or along a repaired order
-    // that failed (the latest first: it avoids interferences no spill removes).
+    // First, once: spill by furthest next use along the esun order or, when that order needs no
+    // spill, along the latest repaired order that failed (it avoids interferences no spill
+    // removes). The plan along some other failed order may add fewer instructions: that one is
+    // tried first, with the repairs of its own cores only, and kept if it allocates. Which
+    // orders failed depends on how the cores were found, so the cheapest is not always the
+    // usual one; it does not always allocate either (QKV soak kernels timed out when it
+    // replaced the usual plan).
     if (split == 0) {
-      std::optional<SpillPlan> plan = plan_spills(values, esun_schedule(values), spills);
-      for (std::size_t k = a.failures.size(); k-- > 0 && !plan;) plan = plan_spills(values, a.failures[k].first, spills);
-      if (plan) {
-        result.stats.live_range_splits += plan->spills + plan->recomputes;
-        result.stats.splits.push_back(plan->description);
-        current = std::move(plan->graph);
-        hints = std::move(plan->order);
+      std::optional<SpillPlan> usual = plan_spills(values, esun_schedule(values), spills);
+      std::optional<SpillPlan> cheapest;
+      for (std::size_t k = a.failures.size(); k-- > 0;) {
+        std::optional<SpillPlan> other = plan_spills(values, a.failures[k].first, spills);
+        if (!other) continue;
+        const std::size_t n = allocate_detail::instruction_count(other->graph);
+        if (!cheapest || n < allocate_detail::instruction_count(cheapest->graph)) cheapest = *other;
+        if (!usual) usual = std::move(other);
+      }
+      if (cheapest && usual && allocate_detail::instruction_count(cheapest->graph) < allocate_detail::instruction_count(usual->graph)) {
+        const GraphValues trial_values = analyze_values(cheapest->graph, isa, constants, image);
+        const std::size_t budget = options.max_schedules - std::min(options.max_schedules, result.stats.schedules_tried);
+        allocate_detail::Attempt trial = allocate_detail::try_schedules(
+            trial_values, cheapest->order, false, std::min(options.schedules_per_split, budget), solver, options, result.stats);
+        if (trial.program) {
+          result.stats.live_range_splits += cheapest->spills + cheapest->recomputes;
+          result.stats.splits.push_back(cheapest->description);
+          result.program = std::move(trial.program);
+          result.schedule = std::move(trial.schedule);
+          result.assignment = std::move(trial.assignment);
+          result.graph = std::move(cheapest->graph);
+          break;
+        }
+      }
+      if (usual) {
+        result.stats.live_range_splits += usual->spills + usual->recomputes;
+        result.stats.splits.push_back(usual->description);
+        current = std::move(usual->graph);
+        hints = std::move(usual->order);
         continue;
       }
     }

@@ -148,8 +148,12 @@ class CandidateStream {
       if (!graph) {
         // A phase-1 deadline is not the end of the enumeration: compile() reports a timeout,
         // unless it was the caller's earlier `deadline` (the heuristic): then nothing is set.
-        if (!state_->explorer->timed_out()) exhausted_ = true;
-        else if (Clock::now() >= deadline_) timed_out_ = true;
+        // Neither is an enumeration over an e-graph whose rewriting the clock cut short (the
+        // round's time limit, or the deadline while rewriting): what it did not find depends
+        // on the machine's speed, so it is a timeout, not "no program".
+        const bool clock_cut = rewriting_cut_by_clock();
+        if (!state_->explorer->timed_out() && !clock_cut) exhausted_ = true;
+        else if (Clock::now() >= deadline_ || (clock_cut && Clock::now() < deadline)) timed_out_ = true;
         else stopped_ = true;
         break;
       }
@@ -214,6 +218,15 @@ class CandidateStream {
     std::unique_ptr<select::GroupExplorer> explorer;
     alloc::CspSolver solver;
   };
+
+  // Some output group's rewriting stopped on its time limit (egraph::StopReason::TimeLimit).
+  bool rewriting_cut_by_clock() const {
+    const select::GroupExplorer& groups = *state_->explorer;
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      for (const auto& report : groups.group(g).reports())
+        if (report.stop_reason == egraph::StopReason::TimeLimit) return true;
+    return false;
+  }
 
   // Sums over the output groups' explorers and their attempts (iterations, e-nodes, rewrites);
   // rounds and budget are the largest group's; saturated only when every group is.
