@@ -527,9 +527,9 @@ TEST_CASE("regression qkv_inplace_pair_under_concat: act compile finds a program
 TEST_CASE("regression qkv_spill_plan_fewest: phase 2 spills along the order that adds the fewest instructions",
           "[soak][regression]") {
   // Three 64-row dots chained through d1 (128 rows): the spill plan depends on the order it is
-  // planned along. Phase 2 took the plan of the last failing order (20 instructions); the plan
-  // adding the fewest instructions over every failing order gives 19. Deterministic, so the
-  // failing orders do not depend on the machine's speed.
+  // planned along. Phase 2 took the esun order's plan (20 instructions); the plan along one of
+  // the failed orders adds fewer, and it allocates (19). Deterministic, so the failed orders do
+  // not depend on the machine's speed.
   const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>("qkv_spill_plan_fewest", 20.0, true);
   INFO(outcome.message);
   REQUIRE(outcome);
