@@ -254,6 +254,13 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
   const bool copied_outputs = current.nodes().size() != graph.nodes().size();
   ScheduleGenerator::Constraints hints;
   std::string failure;
+  // The allocation an attempt found, of `allocated` (kept in the result when phase 2 changed it).
+  auto take = [&](allocate_detail::Attempt& a, select::PiiGraph& allocated, bool changed) {
+    result.program = std::move(a.program);
+    result.schedule = std::move(a.schedule);
+    result.assignment = std::move(a.assignment);
+    if (changed) result.graph = std::move(allocated);
+  };
   for (std::size_t split = 0;; ++split) {
     const GraphValues values = analyze_values(current, isa, constants, image);
     // Splitting stops after max_splits versions or max_schedules CSPs, whichever comes first.
@@ -265,10 +272,7 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
                                                                 solver, options, result.stats);
     failure = a.failure;
     if (a.program) {
-      result.program = std::move(a.program);
-      result.schedule = std::move(a.schedule);
-      result.assignment = std::move(a.assignment);
-      if (split > 0 || copied_outputs) result.graph = std::move(current);
+      take(a, current, split > 0 || copied_outputs);
       break;
     }
     if (!may_split || std::chrono::steady_clock::now() >= options.deadline) break;
@@ -302,10 +306,7 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
         if (trial.program) {
           result.stats.live_range_splits += cheapest->spills + cheapest->recomputes;
           result.stats.splits.push_back(cheapest->description);
-          result.program = std::move(trial.program);
-          result.schedule = std::move(trial.schedule);
-          result.assignment = std::move(trial.assignment);
-          result.graph = std::move(cheapest->graph);
+          take(trial, cheapest->graph, true);
           break;
         }
       }
@@ -328,12 +329,7 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
       allocate_detail::Attempt full =
           allocate_detail::try_schedules(values, hints, true, options.max_schedules, solver, options, result.stats);
       failure = full.failure.empty() ? failure : full.failure;
-      if (full.program) {
-        result.program = std::move(full.program);
-        result.schedule = std::move(full.schedule);
-        result.assignment = std::move(full.assignment);
-        if (split > 0 || copied_outputs) result.graph = std::move(current);
-      }
+      if (full.program) take(full, current, split > 0 || copied_outputs);
       break;
     }
     ++result.stats.live_range_splits;
