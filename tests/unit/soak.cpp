@@ -401,13 +401,49 @@ TEST_CASE("regression amx_transpose_rewriting_cut: rewriting cut short by the cl
   // AMX + AVX-512, and the e-graph grows for seconds without saturating. When the deadline
   // stopped the rewriting, the extraction over the e-graph it had was exhaustive and the compile
   // reported "enumeration exhausted" (at 2 s and 3 s budgets): the soak counted a timeout as
-  // "not found".
-  const codegen::CompileOutcome outcome = compile_regression<isa::Amx>("amx_transpose_rewriting_cut", 2.0);
+  // "not found". That happened in a retry with the output split deeper, which now gets a
+  // quarter of the node limit after a first e-graph cut short by it
+  // (amx_transpose_small_retry_after_limit below): at 2 s the compile now ends on that limit,
+  // a "not found" of its own (about 1.4 s in Release). At 0.6 s the clock cuts the first
+  // e-graph's rewriting, and that must still be a timeout.
+  const codegen::CompileOutcome outcome = compile_regression<isa::Amx>("amx_transpose_rewriting_cut", 0.6);
   REQUIRE_FALSE(outcome);
   INFO(outcome.message);
   CHECK_FALSE(outcome.statistics.saturated);
   CHECK(outcome.statistics.stop == codegen::StopReason::Timeout);
   CHECK(outcome.message.find("timeout") != std::string::npos);
+}
+
+TEST_CASE("regression amx_transpose_small_retry_after_limit: the retry of an e-graph cut short by its node limit "
+          "gets a quarter of it",
+          "[soak][regression]") {
+  // transpose(p0 + min(p0, p0)) of f32[16,16]: no rule derives the transpose on AMX + AVX-512.
+  // The first e-graph reaches the node limit in about a second; the compile then rebuilt it
+  // with the output split deeper, twice, each time up to the full limit, and ran out of a 3 s
+  // budget in the third attempt (the soak counted a timeout). The retries now stop at a quarter
+  // of the limit, and the compile ends "not found" on it.
+  const codegen::CompileOutcome outcome = compile_regression<isa::Amx>("amx_transpose_small_retry_after_limit", 60.0);
+  REQUIRE_FALSE(outcome);
+  INFO(outcome.message);
+  CHECK(outcome.statistics.stop == codegen::StopReason::Exhausted);
+  CHECK(outcome.statistics.split_retries == 2);
+  CHECK_FALSE(outcome.statistics.saturated);
+  CHECK(outcome.statistics.rewrite_stop == "node limit");
+  // The latest attempt's e-graph: a quarter of the default 100,000 e-nodes, plus what the
+  // application that crossed it added.
+  CHECK(outcome.statistics.enodes < 40'000);
+  CHECK(outcome.message.find("2 retries with the outputs split deeper") != std::string::npos);
+
+  // Its sibling with transpose(min(p0 + p0, p0 + p0)) saturates its first e-graph (no program
+  // at that split): that one is rebuilt with the output split deeper at the full node limit,
+  // and the message says so.
+  const codegen::CompileOutcome saturated_first =
+      compile_regression<isa::Amx>("amx_transpose_retry_after_saturation", 60.0);
+  REQUIRE_FALSE(saturated_first);
+  INFO(saturated_first.message);
+  CHECK(saturated_first.statistics.stop == codegen::StopReason::Exhausted);
+  CHECK(saturated_first.statistics.split_retries >= 1);
+  CHECK(saturated_first.message.find("with the outputs split deeper") != std::string::npos);
 }
 
 TEST_CASE("regression qkv_row_concatenate: a program exists, and act compile finds it", "[soak][regression]") {

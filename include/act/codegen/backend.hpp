@@ -234,7 +234,7 @@ class CandidateStream {
     const select::GroupExplorer& groups = *state_->explorer;
     const select::RuleSet& rules = state_->rules;
     double rewrite = 0;
-    stats_.iterations = stats_.rounds = stats_.budget = stats_.enodes = stats_.eclasses = 0;
+    stats_.iterations = stats_.rounds = stats_.budget = stats_.enodes = stats_.eclasses = stats_.split_retries = 0;
     stats_.saturated = true;
     stats_.rewrite_stop.clear();
     std::vector<std::size_t> count(rules.rules.size(), 0);
@@ -251,6 +251,7 @@ class CandidateStream {
       stats_.saturated = stats_.saturated && e.saturated();
       if (!e.reports().empty() && (stats_.rewrite_stop.empty() || !e.saturated()))
         stats_.rewrite_stop = std::string(egraph::to_string(e.reports().back().stop_reason));
+      stats_.split_retries += static_cast<std::size_t>(group.deeper_split);
       stats_.enodes += group.graph->num_nodes();
       stats_.eclasses += group.graph->num_classes();
     }
@@ -338,8 +339,15 @@ inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaV
     else if (s.saturated) why = fmt::format("no combination of {} instructions computes the kernel under act's rewrite rules", isa.name);
     else why = fmt::format("none before rewriting stopped on its {} (a program may still exist)",
                            s.rewrite_stop.empty() ? std::string("limits") : s.rewrite_stop);
-    out += fmt::format("instruction selection found no pii graph: {} ({} rewrite iterations over {} rounds, {} e-nodes, e-graph {})",
-                       why, s.iterations, s.rounds, s.enodes, s.saturated ? "saturated" : "not saturated");
+    // After a retry (group_explorer.hpp) rounds and e-nodes are the latest attempt's, while
+    // iterations count every attempt: the message says so.
+    const std::string attempts =
+        s.split_retries == 0
+            ? fmt::format("{} rewrite iterations over {} rounds", s.iterations, s.rounds)
+            : fmt::format("{} rewrite iterations in all; {} retr{} with the outputs split deeper, the latest over {} rounds",
+                          s.iterations, s.split_retries, s.split_retries == 1 ? "y" : "ies", s.rounds);
+    out += fmt::format("instruction selection found no pii graph: {} ({}, {} e-nodes, e-graph {})", why, attempts, s.enodes,
+                       s.saturated ? "saturated" : "not saturated");
     std::replace(unmet_roots.begin(), unmet_roots.end(), '\n', ' ');
     if (!unmet_roots.empty()) out += "; " + unmet_roots;
     return out;
@@ -378,9 +386,11 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
   const auto end_of_budget = start + budget;
   const auto deadline = reserve < budget / 2 ? end_of_budget - reserve : end_of_budget;
   CompileOutcome outcome;
-  // Extraction work, counted for --stats and, when deterministic, bounded once a best exists:
-  // the heuristic's "patience x the work that found the best" (at least kMinSearchWork more),
-  // so a deterministic compile ends on work, not on its timeout, when no further candidate comes.
+  // Extraction work, counted for --stats and bounded once a best exists: the heuristic's
+  // "patience x the work that found the best" (at least kMinSearchWork more), so a
+  // deterministic compile ends on work, not on its timeout, when no further candidate comes.
+  // A timed compile ends on whichever of this and "patience x the time" comes first: a search
+  // that has run out of work it would do deterministically is not kept going by a fast clock.
   select::SearchWork work;
   Options stream_options = options;
   stream_options.explorer.extractor.work = &work;
@@ -431,10 +441,8 @@ inline CompileOutcome compile(const hlo::Module& kernel, const isa::IsaView& isa
       best_cost = cost;
       best = std::move(c);
       best_index = candidates;
-      if (options.deterministic) {
-        const auto spent = static_cast<double>(work.spent);
-        work.limit = static_cast<std::uint64_t>(std::max(options.patience * spent, spent + static_cast<double>(kMinSearchWork)));
-      }
+      const auto spent = static_cast<double>(work.spent);
+      work.limit = static_cast<std::uint64_t>(std::max(options.patience * spent, spent + static_cast<double>(kMinSearchWork)));
     } else if (options.deterministic ? static_cast<double>(candidates) > options.patience * static_cast<double>(best_index)
                                      : seconds_since(start) > options.patience * best->seconds) {
       stop = StopReason::Heuristic;

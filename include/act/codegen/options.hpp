@@ -3,7 +3,8 @@
 // Termination (§7, Fig. 12a): candidates are enumerated until
 //   - the enumeration is exhausted (every pii graph tried), or
 //   - the termination heuristic fires: elapsed > patience x (time at which the best candidate
-//     was found), patience = n = 2 by default, or
+//     was found), patience = n = 2 by default, or the extraction has done patience x the work
+//     that found the best (at least 2^20 steps more; backend.hpp), or
 //   - `max_candidates` programs have been produced, or
 //   - the overall `timeout` is reached (default 5 s).
 // With `deterministic`, the heuristic counts candidates instead of seconds: it stops once

@@ -15,6 +15,11 @@
 // misses on a size constraint): a deeper split costs e-nodes most kernels do not need
 // (K1 and K2 no longer compile within 5 s at one level more), but an output only ever written a
 // row at a time needs pieces of one row.
+// A retry after an e-graph cut short by its node or iteration limit gets a quarter of the
+// node limit: when smaller output pieces are what was missing, the rebuilt e-graph finds the
+// program while small (an f32 outer product stored in [16,16] tiles: 15,228 e-nodes); when an
+// operation no instruction computes is (a transpose of a computed f32 value on AMX), it grows
+// as the first did, and full-size retries spent the rest of the budget.
 //
 // Combinations come level by level: level L holds every choice of one graph per group whose
 // latest graph is the group's L-th (0-based), so the first combination is every group's first
@@ -48,6 +53,7 @@ class GroupExplorer {
   using TimePoint = std::chrono::steady_clock::time_point;
 
   static constexpr int kMaxDeeperSplits = 2;
+  static constexpr std::size_t kCutRetryNodeShare = 4;  // a retry after a cut: node_limit / this
 
   struct Group {
     explicit Group(SelectionContext* c) : context(c), graph(std::make_unique<TensorGraph>(TensorAnalysis(c))) {}
@@ -59,6 +65,7 @@ class GroupExplorer {
     RuleSet own_rules;                              // built for own_context
     std::unique_ptr<Explorer> explorer;
     int deeper_split = 0;                           // add_kernel's, for the current attempt
+    bool after_cut = false;                         // the attempt before was cut short by a limit
     bool split_on_retry = false;                    // module 1 did not split the outputs at first
     std::vector<egraph::RunReport> earlier_reports; // rewriting runs of earlier attempts
     std::vector<PiiGraph> graphs;                   // yielded so far, in the caller's context
@@ -159,6 +166,7 @@ class GroupExplorer {
 
   void start_explorer(Group& g) {
     ExplorerOptions o = options_;
+    if (g.after_cut) o.runner.node_limit /= kCutRetryNodeShare;
     if (!o.extractor.fold_constant) {
       auto folder = std::make_shared<ConstantFolder>(*g.graph, *g.context);
       o.extractor.fold_constant = [folder](egraph::Id cls) { return (*folder)(cls); };
@@ -174,6 +182,9 @@ class GroupExplorer {
       std::optional<PiiGraph> graph = g.explorer->next(until);
       if (graph) g.yielded_any = true;
       if (graph || g.yielded_any || g.explorer->timed_out() || g.deeper_split >= kMaxDeeperSplits) return graph;
+      // The retry of an e-graph cut short by its node or iteration limit gets a share of the
+      // node limit (see the header comment).
+      g.after_cut = !g.explorer->saturated();
       // An output not split at all (row-unit ISAs) is split on the first retry when the store
       // that comes closest to writing it misses on a size constraint, and deeper on the next
       // while pieces can be halved (store_rm writes at most 128 of QKV's 64-wide rows, and
