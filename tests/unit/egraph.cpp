@@ -175,6 +175,7 @@ void check_invariants(const G& g) {
         CHECK(std::find(parents.begin(), parents.end(), n) != parents.end());
       }
       CHECK(g.lookup_node(view.op, view.children) == n);
+      CHECK((g.eclass(cls).kinds & G::kind_bit(Arith::discriminant(view.op))) != 0);
       auto kind_classes = g.classes_with(Arith::discriminant(view.op));
       CHECK(std::binary_search(kind_classes.begin(), kind_classes.end(), cls));
     }
@@ -376,6 +377,50 @@ TEST_CASE("a ground sub-pattern is checked by hashcons lookup") {
   std::vector<Id> found;
   p.search(g, [&](Id cls, const Subst&) { return found.push_back(cls), true; });
   CHECK(found == std::vector<Id>{hit});
+}
+
+TEST_CASE("a root reached through a rare child's parent lists matches exactly what a scan matches") {
+  // Many sums, few products: search() collects the candidate sums from the products' parent
+  // lists; search_class over every class scans each class's nodes. Same matches, same order.
+  PlainGraph g;
+  std::vector<Id> sums;
+  // The older product's parent is the younger sum: parent lists alone give the sums out of order.
+  term(g, "(* u0 v0)");
+  sums.push_back(term(g, "(+ w0 (* u1 v1))"));
+  sums.push_back(term(g, "(+ w1 (* u0 v0))"));
+  for (int i = 0; i < 60; ++i)
+    sums.push_back(term(g, fmt::format("(+ s{} t{})", i, i % 7)));
+  for (int i = 0; i < 6; ++i) {
+    Id product = term(g, fmt::format("(* s{} t{})", i, i % 2));
+    sums.push_back(term(g, fmt::format("(+ s{} (* s{} t{}))", 2 * i, i, i % 2)));
+    sums.push_back(term(g, fmt::format("(+ (* s{} t{}) s{})", i, i % 2, i)));
+    sums.push_back(term(g, fmt::format("(+ (* s{} t{}) (* s{} t{}))", i, i % 2, i, (i + 1) % 2)));
+    term(g, fmt::format("(* s{} (+ s{} t{}))", i, i + 1, (i + 1) % 7));
+    g.unite(product, sums[static_cast<std::size_t>(5 * i)]);  // a class holding a sum and a product
+  }
+  for (int i = 0; i + 1 < 20; i += 3) g.unite(sums[static_cast<std::size_t>(i)], sums[static_cast<std::size_t>(i + 1)]);
+  g.rebuild();
+  check_invariants(g);
+
+  for (std::string_view text :
+       {"(+ ?a (* ?b ?c))", "(+ (* ?b ?c) ?a)", "(+ (* ?x ?y) (* ?x ?z))", "(* ?a (+ ?b ?c))", "(+ s0 (* s0 t0))"}) {
+    Pattern<Arith> p = pat(text);
+    std::vector<std::vector<Id>> seeded, scanned;
+    p.search(g, [&](Id cls, const Subst& s) {
+      seeded.emplace_back(1, cls);
+      seeded.back().insert(seeded.back().end(), s.values().begin(), s.values().end());
+      return true;
+    });
+    for (Id cls : g.classes())
+      p.search_class(g, cls, [&](Id root, const Subst& s) {
+        scanned.emplace_back(1, root);
+        scanned.back().insert(scanned.back().end(), s.values().begin(), s.values().end());
+        return true;
+      });
+    INFO(text);
+    CHECK(!scanned.empty());
+    CHECK(seeded == scanned);
+  }
 }
 
 TEST_CASE("a variable root matches every class; search can stop early") {

@@ -31,9 +31,12 @@ namespace act::egraph {
 
 // One e-class. `nodes` are live node ids in ascending order; `parents` are ids of the nodes that
 // use this class as a child, ascending and unique after a rebuild (map them with find()).
+// After a rebuild, `kinds` has EGraph::kind_bit(d) set for the discriminant d of each of its
+// nodes: e-matching skips a class lacking the kind it looks for.
 template <class Data>
 struct EClass {
   std::vector<Id> nodes;
+  std::uint64_t kinds = 0;
   std::vector<Id> parents;
   Data data;
 };
@@ -87,7 +90,7 @@ class EGraph {
     }
 
     Data data = analysis_.make(std::as_const(*this), node(id));
-    classes_.push_back(Class{{id}, {}, std::move(data)});
+    classes_.push_back(Class{{id}, kind_bit(discriminant), {}, std::move(data)});
     class_ids_.push_back(id);  // ids only grow, so both lists stay sorted
     if (op_index_.size() <= discriminant) op_index_.resize(discriminant + 1);
     op_index_[discriminant].push_back(id);
@@ -153,6 +156,11 @@ class EGraph {
   }
 
   bool is_clean() const { return !dirty_; }
+
+  // A class's `kinds` bit for discriminant d: one of 64, so kinds may share a bit.
+  static constexpr std::uint64_t kind_bit(std::uint32_t d) {
+    return std::uint64_t{1} << ((d ^ (d >> 6) ^ (d >> 10)) & 63);
+  }
 
   // ---- queries -------------------------------------------------------------------------------
 
@@ -309,6 +317,8 @@ class EGraph {
       tidy_stamp_[cls] = tidy_epoch_;
       Class& c = classes_[cls];
       std::erase_if(c.nodes, [&](Id n) { return !live_[n]; });
+      c.kinds = 0;
+      for (Id n : c.nodes) c.kinds |= kind_bit(nodes_[n].discriminant);
       std::sort(c.nodes.begin(), c.nodes.end());
       std::erase_if(c.parents, [&](Id n) { return !live_[n]; });
       std::sort(c.parents.begin(), c.parents.end());

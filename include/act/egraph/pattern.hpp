@@ -17,7 +17,11 @@
 //           hashcons lookups instead of searched, and compared with its register;
 //   Yield   report the substitution.
 // The root is seeded from the e-graph's operator index (or every class when the root is a
-// variable). Sub-patterns shared in the DAG are matched once; later references compare.
+// variable). When a child of the root is an operator whose classes have fewer parents than there
+// are root-kind classes (`(slice (exponential ?x))`: few exponentials, thousands of slices), the
+// candidate root nodes are collected from those parent lists instead, then visited in the order
+// the scan would have visited them (class, then node id), so the matches come out the same.
+// Sub-patterns shared in the DAG are matched once; later references compare.
 // Searching requires a clean (rebuilt) e-graph. A search may be given a deadline: one pattern
 // over a large e-graph can take longer than a whole compile's budget (a class holding
 // thousands of slices makes `(concatenate (slice ?x) (slice ?x))` quadratic), so the machine
@@ -174,8 +178,18 @@ class Pattern {
     require_searchable();
     Machine<G, OnMatch> m(*this, egraph, on_match, deadline);
     const Node& r = nodes_[root_];
-    std::span<const Id> seeds = r.is_var ? egraph.classes() : egraph.classes_with(matchers_[r.matcher].discriminant);
-    for (Id cls : seeds)
+    if (r.is_var) {
+      for (Id cls : egraph.classes())
+        if (!m.start(cls)) break;
+      return !m.interrupted();
+    }
+    std::span<const Id> roots = egraph.classes_with(matchers_[r.matcher].discriminant);
+    if (auto child = rarest_root_child(egraph, roots.size())) {
+      for (auto [cls, node] : roots_through_child(egraph, *child))
+        if (!m.start(cls, node)) break;
+      return !m.interrupted();
+    }
+    for (Id cls : roots)
       if (!m.start(cls)) break;
     return !m.interrupted();
   }
@@ -219,6 +233,47 @@ class Pattern {
  private:
   friend class PatternBuilder<L>;
 
+  // The position of the root's operator child whose classes have the fewest parents in all,
+  // if that is fewer than `root_classes` (else scanning the root's kind is as cheap). Nothing
+  // when the program does not start by binding the root (a ground pattern looks it up).
+  template <class G>
+  std::optional<std::uint32_t> rarest_root_child(const G& egraph, std::size_t root_classes) const {
+    if (program_.front().kind != Instruction::Kind::Bind) return std::nullopt;
+    const Node& r = nodes_[root_];
+    std::size_t best_cost = root_classes;
+    std::optional<std::uint32_t> best;
+    for (std::uint32_t k = 0; k < r.arity; ++k) {
+      const Node& c = nodes_[children_[r.first_child + k]];
+      if (c.is_var) continue;
+      std::size_t cost = 0;
+      for (Id cls : egraph.classes_with(matchers_[c.matcher].discriminant)) {
+        cost += egraph.eclass(cls).parents.size();
+        if (cost >= best_cost) break;
+      }
+      if (cost < best_cost) best_cost = cost, best = k;
+    }
+    return best;
+  }
+
+  // (root class, root-kind node) pairs whose child `k` is a class holding that child's operator
+  // kind, in scan order and without repeats.
+  template <class G>
+  std::vector<std::pair<Id, Id>> roots_through_child(const G& egraph, std::uint32_t k) const {
+    const Node& r = nodes_[root_];
+    const std::uint32_t root_kind = matchers_[r.matcher].discriminant;
+    const std::uint32_t child_kind = matchers_[nodes_[children_[r.first_child + k]].matcher].discriminant;
+    std::vector<std::pair<Id, Id>> found;
+    for (Id cls : egraph.classes_with(child_kind))
+      for (Id parent : egraph.eclass(cls).parents) {
+        if (egraph.discriminant(parent) != root_kind) continue;
+        auto view = egraph.node(parent);
+        if (view.children.size() == r.arity && view.children[k] == cls) found.emplace_back(egraph.find(parent), parent);
+      }
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    return found;
+  }
+
   void require_searchable() const {
     if (program_.empty())
       throw Error(ErrorKind::Internal, "a pattern that reuses captured operators cannot be searched");
@@ -230,8 +285,10 @@ class Pattern {
     Machine(const Pattern& p, const G& g, OnMatch& on_match, Deadline deadline)
         : p_(p), g_(g), on_match_(on_match), deadline_(deadline), regs_(p.num_regs_, kNoId), values_(p.slot_names_.size(), kNoId) {}
 
-    bool start(Id cls) {
+    // Matches rooted at class `cls`; through its node `only_node` alone when one is given.
+    bool start(Id cls, Id only_node = kNoId) {
       regs_[0] = cls;
+      only_node_ = only_node;
       return run(0);
     }
     bool interrupted() const { return interrupted_; }
@@ -253,7 +310,10 @@ class Pattern {
         case Instruction::Kind::Bind: {
           const Node& pn = p_.nodes_[in.node];
           const OpMatcher<L>& m = p_.matchers_[pn.matcher];
-          for (Id n : g_.eclass(regs_[in.reg]).nodes) {
+          const auto& cls = g_.eclass(regs_[in.reg]);
+          if (!(cls.kinds & G::kind_bit(m.discriminant))) return true;  // no node of this kind
+          const bool one_root = pc == 0 && only_node_ != kNoId;
+          for (Id n : one_root ? std::span<const Id>(&only_node_, 1) : std::span<const Id>(cls.nodes)) {
             if (g_.discriminant(n) != m.discriminant) continue;
             auto view = g_.node(n);
             if (view.children.size() != pn.arity || !m.accepts(view.op)) continue;
@@ -300,6 +360,7 @@ class Pattern {
     const Deadline deadline_;
     std::uint32_t steps_ = 0;
     bool interrupted_ = false;
+    Id only_node_ = kNoId;
     std::vector<Id> regs_;
     std::vector<Id> values_;
   };
