@@ -700,32 +700,84 @@ ENTRY main {
   require_verifies(kernel, ctx.isa, *r.program);
 }
 
-// The same chain with A's value computed (A A) instead of loaded: no load can bring it back, so
-// it is spilled to HBM scratch (store_rm) and loaded back.
-TEST_CASE("spilling by furthest next use: a computed value goes to HBM scratch and comes back") {
-  const auto kernel = hlo::parse_module(R"(HloModule chain
-ENTRY main {
+namespace {
+
+// The chain the next two tests share: aa = A A, x = aa B, y = x C, with aa read again later.
+const std::string kSquaredChain = R"(
   %a = bf16[64,64] parameter(0)
   %b = bf16[64,64] parameter(1)
   %c = bf16[64,64] parameter(2)
   %aa = bf16[64,64] dot(%a, %a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   %x = bf16[64,64] dot(%aa, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   %y = bf16[64,64] dot(%x, %c), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT %out = bf16[64,64] dot(%y, %aa), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-})");
+)";
+
+// Its pii nodes: aa in d1 is node 5 (read by node 7 and by the test's own readers), y in d1 node 11.
+std::vector<PiiNode> squared_chain_nodes() {
   std::vector<PiiNode> n;
-  n.push_back(leaf(0, 8192));                                // 0 A
-  n.push_back(leaf(1, 8192));                                // 1 B
-  n.push_back(leaf(2, 8192));                                // 2 C
-  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {0}));       // 3
-  n.push_back(pii(kGemm, {}, kD2, rows(64), {3, 3}));        // 4 A A
-  n.push_back(pii(kMov, {64}, kD1, rows(64), {4}));          // 5 A A in d1, read twice
-  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {1}));       // 6
-  n.push_back(pii(kGemm, {}, kD2, rows(64), {5, 6}));        // 7
-  n.push_back(pii(kMov, {64}, kD1, rows(64), {7}));          // 8
-  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {2}));       // 9
-  n.push_back(pii(kGemm, {}, kD2, rows(64), {8, 9}));        // 10
-  n.push_back(pii(kMov, {64}, kD1, rows(64), {10}));         // 11
+  n.push_back(leaf(0, 8192));                           // 0 A
+  n.push_back(leaf(1, 8192));                           // 1 B
+  n.push_back(leaf(2, 8192));                           // 2 C
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {0}));  // 3
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {3, 3}));   // 4 A A
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {4}));     // 5 aa in d1, read twice
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {1}));  // 6
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {5, 6}));   // 7 x = aa B
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {7}));     // 8
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {2}));  // 9 C
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {8, 9}));   // 10 y = x C
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {10}));    // 11
+  return n;
+}
+
+}  // namespace
+
+// aa is an output too. Along an order that stores aa last, d1 (128 rows) overflows when C is
+// loaded: aa, x and C. aa's only reader still to come is its output store, so the planner runs
+// that store at once instead of spilling aa to HBM scratch, loading it back and storing it again
+// (two instructions more).
+TEST_CASE("spilling by furthest next use: a value only an output store still reads leaves by that store") {
+  const auto kernel = hlo::parse_module("HloModule two_outputs\nENTRY main {" + kSquaredChain +
+                                        "  ROOT %out = (bf16[64,64], bf16[64,64]) tuple(%y, %aa)\n}");
+  std::vector<PiiNode> n = squared_chain_nodes();
+  n.push_back(pii(kStoreRm, {64}, kD0, bytes(8192), {11}));  // 12 output 0
+  n.push_back(pii(kStoreRm, {64}, kD0, bytes(8192), {5}));   // 13 output 1, last in the order
+  std::vector<std::size_t> number;  // the graph numbers its nodes in post-order
+  const select::PiiGraph g(std::move(n), {12, 13}, &number);
+  const auto ctx = qkv_context();
+  const auto image = sim::kernel_image(kernel);
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, image);
+  alloc::SpillTable spills(ctx.isa);
+  alloc::Schedule stores_aa_last;
+  for (std::size_t k = 3; k <= 13; ++k) stores_aa_last.order.push_back(number[k]);
+  const auto plan = alloc::plan_spills(values, stores_aa_last, spills);
+  REQUIRE(plan);
+  CHECK(plan->spills == 0);
+  CHECK(plan->recomputes == 0);
+  CHECK(plan->description.find("1 store(s) moved up") != std::string::npos);
+  CHECK(plan->graph.instruction_multiset(ctx.isa) ==
+        std::vector<std::string>{"gemm()", "gemm()", "gemm()", "load_rm(n = 64)", "load_rm(n = 64)", "load_rm(n = 64)",
+                                 "mov(n = 64)", "mov(n = 64)", "mov(n = 64)", "store_rm(n = 64)", "store_rm(n = 64)"});
+  // The planned order (a chain) runs aa's store before C's load (no node was added, so the
+  // plan's graph numbers its nodes as g does).
+  REQUIRE_FALSE(plan->order.empty());
+  std::vector<std::size_t> sequence{plan->order.front().first};
+  for (const auto& link : plan->order) sequence.push_back(link.second);
+  const auto at = [&](std::size_t node) { return std::find(sequence.begin(), sequence.end(), node) - sequence.begin(); };
+  CHECK(at(number[13]) < at(number[9]));
+  const auto r = alloc::allocate(g, ctx.isa, ctx.constants, image);
+  INFO(r.message);
+  REQUIRE(r.program);
+  CHECK(r.program->instructions.size() == 11);
+  require_verifies(kernel, ctx.isa, *r.program);
+}
+
+// The same chain ending in y aa, with aa computed instead of loaded: no load can bring it back,
+// so it is spilled to HBM scratch (store_rm) and loaded back.
+TEST_CASE("spilling by furthest next use: a computed value goes to HBM scratch and comes back") {
+  const auto kernel = hlo::parse_module("HloModule chain\nENTRY main {" + kSquaredChain +
+                                        "  ROOT %out = bf16[64,64] dot(%y, %aa), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}");
+  std::vector<PiiNode> n = squared_chain_nodes();
   n.push_back(pii(kGemm, {}, kD2, rows(64), {11, 5}));       // 12
   n.push_back(pii(kMov, {64}, kD1, rows(64), {12}));         // 13
   n.push_back(pii(kStoreRm, {64}, kD0, bytes(8192), {13}));  // 14

@@ -574,6 +574,19 @@ TEST_CASE("regression qkv_spill_plan_fewest: phase 2 spills along the order that
   CHECK(sim::verify(regression_kernel("qkv_spill_plan_fewest"), kQkv, outcome.result->program, 5, 24).ok);
 }
 
+TEST_CASE("regression qkv_spill_moves_output_store: a value only an output store still reads leaves by that store, "
+          "not by a spill", "[soak][regression]") {
+  // Random kernel 13 of bench/compile_time (seed 1). d1 overflows while dot.26 waits for its
+  // output store at the end of the order; the spill plan stored it to HBM scratch, loaded it
+  // back and stored it to the output (36 instructions). Running the output store at once frees
+  // the rows with no instruction added (34).
+  const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>("qkv_spill_moves_output_store", 20.0, true);
+  INFO(outcome.message);
+  REQUIRE(outcome);
+  CHECK(outcome.result->program.instructions.size() <= 34);
+  CHECK(sim::verify(regression_kernel("qkv_spill_moves_output_store"), kQkv, outcome.result->program, 5, 24).ok);
+}
+
 TEST_CASE("regression qkv_phase2_over_budget: a program exists, and act compile finds it given time", "[soak][regression]") {
   // Phase 2 repairs the schedule of the one pii graph phase 1 yields about 20 times (one Z3 call
   // each) before one allocates: over the soak's 3 s budget, about 2-5 s.

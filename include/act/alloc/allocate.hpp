@@ -238,24 +238,6 @@ inline std::optional<std::string> overfull_instruction(const GraphValues& values
   return std::nullopt;
 }
 
-// A spill plan phase 2 may allocate instead of the usual one.
-struct Repair {
-  select::PiiGraph graph;
-  ScheduleGenerator::Constraints order;  // hints for its schedules
-  std::size_t splits = 0;                // spills and recomputes it adds
-  std::string description;
-  std::size_t instructions = 0;          // instruction_count(graph)
-};
-
-// The split answering the latest core of `a` that names a splittable live range (an earlier
-// one may, when the last only involves values that cannot leave their buffer).
-inline std::optional<LiveRangeSplit> latest_core_split(const GraphValues& values, const Attempt& a, SpillTable& spills) {
-  for (std::size_t k = a.failures.size(); k-- > 0;)
-    if (std::optional<LiveRangeSplit> split = split_live_range(values, a.failures[k].first, a.failures[k].second, spills))
-      return split;
-  return std::nullopt;
-}
-
 }  // namespace allocate_detail
 
 // Allocates one pii graph. `solver` may be shared across calls (one Z3 context per compile).
@@ -306,26 +288,36 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
     // orders failed depends on how the cores were found, so the cheapest is not always the
     // usual one; it does not always allocate either (QKV soak kernels timed out when it
     // replaced the usual plan). The single split a failed core asks for is no candidate here:
-    // it can be shorter still (QKV compile-time kernel 13: 34 instructions against 36), but on
-    // 13 other kernels of that study its trial fails after 8 CSPs, 20-90 ms each.
+    // it could be shorter still (QKV compile-time kernel 13: 34 instructions against 36, before
+    // the planner moved output stores up), but tried first it failed on 13 other kernels of that
+    // study, after 8 CSPs (20-90 ms) each.
+    // Plans that move output stores up (spill_plan.hpp) compete for the cheapest only: the usual
+    // plan, the fallback, spills every value that leaves (a plan that only reordered failed
+    // where spills allocated: QKV complete-mode soak kernel 290 of seed 20261123).
     if (split == 0) {
-      std::optional<SpillPlan> usual = plan_spills(values, esun_schedule(values), spills);
-      std::optional<allocate_detail::Repair> cheapest;
+      const Schedule esun = esun_schedule(values);
+      std::optional<SpillPlan> usual = plan_spills(values, esun, spills, false);
+      std::optional<SpillPlan> cheapest;
+      std::size_t cheapest_count = 0;  // instruction_count(cheapest->graph)
+      auto consider = [&](const std::optional<SpillPlan>& plan) {
+        if (!plan) return;
+        const std::size_t n = allocate_detail::instruction_count(plan->graph);
+        if (!cheapest || n < cheapest_count) cheapest = *plan, cheapest_count = n;
+      };
+      consider(plan_spills(values, esun, spills, true));
       for (std::size_t k = a.failures.size(); k-- > 0;) {
-        std::optional<SpillPlan> other = plan_spills(values, a.failures[k].first, spills);
-        if (!other) continue;
-        const std::size_t n = allocate_detail::instruction_count(other->graph);
-        if (!cheapest || n < cheapest->instructions)
-          cheapest = allocate_detail::Repair{other->graph, other->order, other->spills + other->recomputes, other->description, n};
-        if (!usual) usual = std::move(other);
+        std::optional<SpillPlan> other = plan_spills(values, a.failures[k].first, spills, false);
+        consider(other);
+        consider(plan_spills(values, a.failures[k].first, spills, true));
+        if (other && !usual) usual = std::move(other);
       }
-      if (cheapest && usual && cheapest->instructions < allocate_detail::instruction_count(usual->graph)) {
+      if (cheapest && usual && cheapest_count < allocate_detail::instruction_count(usual->graph)) {
         const GraphValues trial_values = analyze_values(cheapest->graph, isa, constants, image);
         const std::size_t budget = options.max_schedules - std::min(options.max_schedules, result.stats.schedules_tried);
         allocate_detail::Attempt trial = allocate_detail::try_schedules(
             trial_values, cheapest->order, false, std::min(options.schedules_per_split, budget), solver, options, result.stats);
         if (trial.program) {
-          result.stats.live_range_splits += cheapest->splits;
+          result.stats.live_range_splits += cheapest->spills + cheapest->recomputes;
           result.stats.splits.push_back(cheapest->description);
           take(trial, cheapest->graph, true);
           break;
@@ -339,7 +331,11 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
         continue;
       }
     }
-    std::optional<LiveRangeSplit> next = allocate_detail::latest_core_split(values, a, spills);
+    // The latest core that names a splittable live range (an earlier one may, when the last
+    // only involves values that cannot leave their buffer).
+    std::optional<LiveRangeSplit> next;
+    for (std::size_t k = a.failures.size(); k-- > 0 && !next;)
+      next = split_live_range(values, a.failures[k].first, a.failures[k].second, spills);
     if (!next) {
       if (a.hopeless) break;
       // Nothing to split: every order of this graph, as phase 2 did before splitting.

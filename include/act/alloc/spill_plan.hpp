@@ -7,7 +7,11 @@
 // recomputed or reloaded, value_copy.hpp) and its output must fit once the values it reads for
 // the last time are gone (t reads at 2t and writes at 2t+1). When a buffer would overflow, the
 // resident value whose next use is farthest away leaves it (the cheapest copy on ties); a value
-// the ISA can only spill is stored to HBM scratch before it leaves. An instruction that writes
+// the ISA can only spill is stored to HBM scratch before it leaves. First, though, a value whose
+// only readers still to come are stores to HBM that could run now (an output's store, all its
+// operands at hand) leaves for free: those stores move up to now. Spilling it instead stores it
+// to scratch, loads it back and stores it again (QKV compile-time kernel 13: 36 instructions
+// where 34 do). An instruction that writes
 // over an input it reads (in place: softmax, tdpbusd's accumulator) destroys that value: one still
 // needed later is stored first, or recomputed later.
 // Pressure ignores fragmentation and the adjacency concat^H asks for: the CSP has the last word,
@@ -52,8 +56,8 @@ inline std::int64_t units(const GraphValues& v, std::size_t i) {
 
 class Planner {
  public:
-  Planner(const GraphValues& values, const Schedule& schedule, SpillTable& spills)
-      : v_(values), schedule_(schedule), spills_(spills), nodes_(values.graph->nodes()) {
+  Planner(const GraphValues& values, const Schedule& schedule, SpillTable& spills, bool move_stores_up)
+      : v_(values), schedule_(schedule), spills_(spills), move_stores_up_(move_stores_up), nodes_(values.graph->nodes()) {
     const std::size_t n = v_.size();
     capacity_.assign(v_.isa.buffers.size(), 0);
     for (std::size_t b = 0; b < v_.isa.buffers.size(); ++b) {
@@ -71,6 +75,7 @@ class Planner {
     version_.resize(n);
     for (std::size_t i = 0; i < n; ++i) version_[i] = i;
     resident_.assign(n, false);
+    placed_.assign(n, false);
     stored_.assign(n, std::nullopt);
     load_.assign(v_.isa.buffers.size(), 0);
   }
@@ -78,13 +83,15 @@ class Planner {
   std::optional<SpillPlan> run() {
     for (std::size_t t = 0; t < schedule_.order.size(); ++t) {
       const std::size_t q = schedule_.order[t];
+      if (placed_[q]) continue;  // a store moved up, or an identity node it read
       if (v_.node(q).kind != PiiNodeKind::Pii) {
         order_.push_back(q);
+        placed_[q] = true;
         continue;
       }
       if (!execute(q, static_cast<std::int64_t>(t))) return std::nullopt;
     }
-    if (spills_count_ == 0 && recomputes_ == 0) return std::nullopt;
+    if (spills_count_ == 0 && recomputes_ == 0 && moved_stores_ == 0) return std::nullopt;
     std::vector<std::size_t> renumbered;
     SpillPlan plan{select::PiiGraph(std::move(nodes_), v_.graph->roots(), &renumbered), {}, spills_count_, recomputes_, {}};
     std::optional<std::size_t> previous;
@@ -93,7 +100,8 @@ class Planner {
       if (previous) plan.order.emplace_back(*previous, renumbered[i]);
       previous = renumbered[i];
     }
-    plan.description = fmt::format("{} spill(s), {} recompute(s) by furthest next use", spills_count_, recomputes_);
+    plan.description = fmt::format("{} spill(s), {} recompute(s), {} store(s) moved up by furthest next use", spills_count_,
+                                   recomputes_, moved_stores_);
     return plan;
   }
 
@@ -119,9 +127,10 @@ class Planner {
       }
     return std::nullopt;
   }
+  // Readers that already ran (moved up) are no next use.
   std::int64_t next_use(std::size_t s, std::int64_t after) const {
     for (std::int64_t u : uses_[s])
-      if (u > after) return u;
+      if (u > after && !placed_[schedule_.order[static_cast<std::size_t>(u)]]) return u;
     return std::numeric_limits<std::int64_t>::max();
   }
   bool needed_after(std::size_t s, std::int64_t t) const {
@@ -138,6 +147,53 @@ class Planner {
     load_[static_cast<std::size_t>(v_.node(s).buffer)] -= units(v_, s);
   }
 
+  // Operand o of a node about to run is at hand: a leaf, a value written already (on chip: still
+  // resident), or an identity node over such values.
+  bool at_hand(std::size_t o) const {
+    const PiiNode& x = v_.node(o);
+    if (x.is_leaf()) return true;
+    if (x.is_identity())
+      return std::all_of(x.operands.begin(), x.operands.end(), [&](std::size_t k) { return at_hand(k); });
+    return placed_[o] && (!on_chip(o) || resident_[o]);
+  }
+
+  // The readers of s still to run after time `after`, when every one is a store to HBM that
+  // could run now; nothing otherwise.
+  std::optional<std::vector<std::size_t>> stores_to_move_up(std::size_t s, std::int64_t after) const {
+    std::vector<std::size_t> stores;
+    for (std::int64_t u : uses_[s]) {
+      const std::size_t r = schedule_.order[static_cast<std::size_t>(u)];
+      if (u <= after || placed_[r]) continue;
+      if (v_.node(r).buffer != v_.hbm) return std::nullopt;
+      for (std::size_t o : v_.node(r).operands)
+        if (!at_hand(o)) return std::nullopt;
+      stores.push_back(r);
+    }
+    if (stores.empty()) return std::nullopt;
+    return stores;
+  }
+
+  // Identity node o and the identity nodes under it, in the order, before a reader moved up.
+  void place_identity(std::size_t o) {
+    const PiiNode& x = v_.node(o);
+    if (!x.is_identity() || placed_[o]) return;
+    for (std::size_t k : x.operands) place_identity(k);
+    order_.push_back(o);
+    placed_[o] = true;
+  }
+
+  // Runs store r now instead of at its place in the schedule (its operands are at hand); the
+  // on-chip values only it still needed leave.
+  void move_up(std::size_t r, std::int64_t t) {
+    for (std::size_t o : v_.node(r).operands) place_identity(o);
+    for (std::size_t k = 0; k < nodes_[r].operands.size(); ++k) nodes_[r].operands[k] = mapped(v_.node(r).operands[k]);
+    order_.push_back(r);
+    placed_[r] = true;
+    ++moved_stores_;
+    for (std::size_t s : read_storage(r))
+      if (!needed_after(s, t - 1)) release(s);
+  }
+
   // Stores s's current value to HBM scratch now, once.
   void store(std::size_t s) {
     if (stored_[s]) return;
@@ -150,6 +206,12 @@ class Planner {
   // cannot (nothing evictable is left).
   bool make_room(int buffer, std::int64_t need, std::int64_t t, const std::vector<std::size_t>& keep) {
     const auto b = static_cast<std::size_t>(buffer);
+    // Values that leave for free: their remaining readers are stores that can run now.
+    for (std::size_t s = 0; move_stores_up_ && s < v_.size() && load_[b] + need > capacity_[b]; ++s) {
+      if (!resident_[s] || v_.node(s).buffer != buffer || std::find(keep.begin(), keep.end(), s) != keep.end()) continue;
+      if (const auto stores = stores_to_move_up(s, t - 1))
+        for (std::size_t r : *stores) move_up(r, t);
+    }
     while (load_[b] + need > capacity_[b]) {
       std::optional<std::size_t> victim;
       std::optional<CopyPlan> victim_plan;
@@ -263,6 +325,7 @@ class Planner {
       nodes_[q].operands[k] = operand;
     }
     order_.push_back(q);
+    placed_[q] = true;
     for (std::size_t s : reads)
       if (!needed_after(s, t) || s == destroyed) release(s);
     if (on_chip(q)) {
@@ -275,24 +338,30 @@ class Planner {
   const GraphValues& v_;
   const Schedule& schedule_;
   SpillTable& spills_;
+  const bool move_stores_up_;
   std::vector<PiiNode> nodes_;                      // the graph being rewritten (grows)
   std::vector<std::size_t> order_;                  // the planned order, in nodes_ indices
   std::vector<std::int64_t> capacity_, load_;       // per buffer, in access-dim units
   std::vector<std::vector<std::int64_t>> uses_;     // per storage value: times of its readers
   std::vector<std::size_t> version_;                // per value: the node holding it now
   std::vector<bool> resident_;
+  std::vector<bool> placed_;                        // per original node: in order_ already
   std::vector<std::optional<std::size_t>> stored_;  // per value: its store to HBM scratch
   std::map<std::size_t, CopyPlan> evicted_plan_;    // how an evicted value comes back
   std::map<std::pair<std::size_t, std::vector<std::size_t>>, std::size_t> clones_;
-  std::size_t spills_count_ = 0, recomputes_ = 0;
+  std::size_t spills_count_ = 0, recomputes_ = 0, moved_stores_ = 0;
 };
 
 }  // namespace spill_plan_detail
 
 // The graph and order that keep every on-chip buffer within its size along `schedule`, or
-// nothing when it already does or no plan exists (a value that must leave cannot).
-inline std::optional<SpillPlan> plan_spills(const GraphValues& values, const Schedule& schedule, SpillTable& spills) {
-  return spill_plan_detail::Planner(values, schedule, spills).run();
+// nothing when it already does or no plan exists (a value that must leave cannot). Without
+// `move_stores_up`, every value that leaves is spilled or recomputed, as phase 2 did before
+// stores moved up: a plan that only reorders can still fail where spills succeed (the pressure
+// it relieves is not what the CSP lacks), so phase 2 keeps that plan as its fallback.
+inline std::optional<SpillPlan> plan_spills(const GraphValues& values, const Schedule& schedule, SpillTable& spills,
+                                            bool move_stores_up = true) {
+  return spill_plan_detail::Planner(values, schedule, spills, move_stores_up).run();
 }
 
 }  // namespace act::alloc
