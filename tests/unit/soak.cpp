@@ -587,6 +587,29 @@ TEST_CASE("regression qkv_spill_moves_output_store: a value only an output store
   CHECK(sim::verify(regression_kernel("qkv_spill_moves_output_store"), kQkv, outcome.result->program, 5, 24).ok);
 }
 
+TEST_CASE("regressions qkv_spill_plan_fallback_reorders, qkv_spill_plan_keeps_cheapest: the early-store plan is one "
+          "more trial, not a replacement", "[soak][regression]") {
+  // Complete-mode soak kernels 290 and 674 of seed 20261123. As the usual plan, the early-store
+  // plan of 290's second pii graph only reordered and never allocated: that graph was lost
+  // (2 graphs not allocated instead of 1) and the compile timed out at 3 s. In the cheapest
+  // spilling plan's place, its failed trial cost 674 the plan that allocated at once: 72 CSPs
+  // instead of 15.
+  struct Case {
+    const char* name;
+    std::size_t graphs_not_allocated, schedules, instructions;
+  };
+  for (const Case c : {Case{"qkv_spill_plan_fallback_reorders", 1, 32, 30}, Case{"qkv_spill_plan_keeps_cheapest", 0, 24, 34}}) {
+    INFO(c.name);
+    const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>(c.name, 60.0, true);
+    INFO(outcome.message);
+    REQUIRE(outcome);
+    CHECK(outcome.statistics.allocation_failures <= c.graphs_not_allocated);
+    CHECK(outcome.statistics.schedules_tried <= c.schedules);
+    CHECK(outcome.result->program.instructions.size() <= c.instructions);
+    CHECK(sim::verify(regression_kernel(c.name), kQkv, outcome.result->program, 5, 24).ok);
+  }
+}
+
 TEST_CASE("regression qkv_phase2_over_budget: a program exists, and act compile finds it given time", "[soak][regression]") {
   // Phase 2 repairs the schedule of the one pii graph phase 1 yields about 20 times (one Z3 call
   // each) before one allocates: over the soak's 3 s budget, about 2-5 s.

@@ -291,38 +291,45 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
     // it could be shorter still (QKV compile-time kernel 13: 34 instructions against 36, before
     // the planner moved output stores up), but tried first it failed on 13 other kernels of that
     // study, after 8 CSPs (20-90 ms) each.
-    // Plans that move output stores up (spill_plan.hpp) compete for the cheapest only: the usual
-    // plan, the fallback, spills every value that leaves (a plan that only reordered failed
-    // where spills allocated: QKV complete-mode soak kernel 290 of seed 20261123).
+    // Plans that move output stores up (spill_plan.hpp) are one more trial before those: the
+    // usual plan, the fallback, spills every value that leaves (a plan that only reordered
+    // failed where the spilling plan allocated: QKV complete-mode soak kernel 290 of seed
+    // 20261123), and the cheapest spilling plan keeps its trial (when the early-store plan took
+    // its place and failed, kernel 674 of that soak lost the plan that allocated: 1.2 s -> 4.2 s).
     if (split == 0) {
       const Schedule esun = esun_schedule(values);
       std::optional<SpillPlan> usual = plan_spills(values, esun, spills, false);
-      std::optional<SpillPlan> cheapest;
-      std::size_t cheapest_count = 0;  // instruction_count(cheapest->graph)
-      auto consider = [&](const std::optional<SpillPlan>& plan) {
+      // The plan with the fewest instructions of each kind: spilling, and moving stores up.
+      std::optional<SpillPlan> spilling, moving;
+      std::size_t spilling_count = 0, moving_count = 0;  // their instruction_count()
+      auto consider = [](std::optional<SpillPlan>& best, std::size_t& best_count, const std::optional<SpillPlan>& plan) {
         if (!plan) return;
         const std::size_t n = allocate_detail::instruction_count(plan->graph);
-        if (!cheapest || n < cheapest_count) cheapest = *plan, cheapest_count = n;
+        if (!best || n < best_count) best = *plan, best_count = n;
       };
-      consider(plan_spills(values, esun, spills, true));
+      consider(moving, moving_count, plan_spills(values, esun, spills, true));
       for (std::size_t k = a.failures.size(); k-- > 0;) {
         std::optional<SpillPlan> other = plan_spills(values, a.failures[k].first, spills, false);
-        consider(other);
-        consider(plan_spills(values, a.failures[k].first, spills, true));
+        consider(spilling, spilling_count, other);
+        consider(moving, moving_count, plan_spills(values, a.failures[k].first, spills, true));
         if (other && !usual) usual = std::move(other);
       }
-      if (cheapest && usual && cheapest_count < allocate_detail::instruction_count(usual->graph)) {
-        const GraphValues trial_values = analyze_values(cheapest->graph, isa, constants, image);
+      // Each trial gets at most schedules_per_split CSPs; the first that allocates is kept.
+      auto allocates = [&](SpillPlan& plan) {
+        const GraphValues trial_values = analyze_values(plan.graph, isa, constants, image);
         const std::size_t budget = options.max_schedules - std::min(options.max_schedules, result.stats.schedules_tried);
         allocate_detail::Attempt trial = allocate_detail::try_schedules(
-            trial_values, cheapest->order, false, std::min(options.schedules_per_split, budget), solver, options, result.stats);
-        if (trial.program) {
-          result.stats.live_range_splits += cheapest->spills + cheapest->recomputes;
-          result.stats.splits.push_back(cheapest->description);
-          take(trial, cheapest->graph, true);
-          break;
-        }
-      }
+            trial_values, plan.order, false, std::min(options.schedules_per_split, budget), solver, options, result.stats);
+        if (!trial.program) return false;
+        result.stats.live_range_splits += plan.spills + plan.recomputes;
+        result.stats.splits.push_back(plan.description);
+        take(trial, plan.graph, true);
+        return true;
+      };
+      const std::size_t usual_count = usual ? allocate_detail::instruction_count(usual->graph) : 0;
+      if (usual && moving && moving_count < usual_count && (!spilling || moving_count < spilling_count) && allocates(*moving))
+        break;
+      if (usual && spilling && spilling_count < usual_count && allocates(*spilling)) break;
       if (usual) {
         result.stats.live_range_splits += usual->spills + usual->recomputes;
         result.stats.splits.push_back(usual->description);
