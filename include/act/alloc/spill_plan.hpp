@@ -7,11 +7,11 @@
 // recomputed or reloaded, value_copy.hpp) and its output must fit once the values it reads for
 // the last time are gone (t reads at 2t and writes at 2t+1). When a buffer would overflow, the
 // resident value whose next use is farthest away leaves it (the cheapest copy on ties); a value
-// the ISA can only spill is stored to HBM scratch before it leaves. First, though, a value whose
-// only readers still to come are stores to HBM that could run now (an output's store, all its
-// operands at hand) leaves for free: those stores move up to now. Spilling it instead stores it
-// to scratch, loads it back and stores it again (QKV compile-time kernel 13: 36 instructions
-// where 34 do). An instruction that writes
+// the ISA can only spill is stored to HBM scratch before it leaves. With `move_stores_up`, a
+// value whose only readers still to come are stores to HBM that could run now (an output's
+// store, all its operands at hand) leaves first, for free: those stores move up to now.
+// Spilling it instead stores it to scratch, loads it back and stores it again (QKV
+// compile-time kernel 13: 36 instructions where 34 do). An instruction that writes
 // over an input it reads (in place: softmax, tdpbusd's accumulator) destroys that value: one still
 // needed later is stored first, or recomputed later.
 // Pressure ignores fragmentation and the adjacency concat^H asks for: the CSP has the last word,
