@@ -62,6 +62,41 @@ PiiNode concat_h(int buffer, std::int64_t dimension, Shape type, std::vector<std
   return x;
 }
 
+// A slice^H in `buffer` of node `operand`.
+PiiNode slice_h(int buffer, std::vector<hlo::SliceRange> ranges, Shape type, std::size_t operand) {
+  PiiNode x;
+  x.kind = PiiNodeKind::SliceH;
+  x.buffer = buffer;
+  x.index = buffer;
+  x.slice = std::move(ranges);
+  x.type = std::move(type);
+  x.operands = {operand};
+  return x;
+}
+
+// Nodes 0-3 of a graph over two bf16[32,64] inputs a and b: their leaves, then a and b loaded
+// into d1.
+std::vector<PiiNode> loaded_a_and_b() {
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 4096));                           // 0 a
+  n.push_back(leaf(1, 4096));                           // 1 b
+  n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {0}));  // 2
+  n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {1}));  // 3
+  return n;
+}
+
+// A kernel over a and b (bf16[32,64]) and %ab = concatenate(%a, %b): `rest` follows.
+hlo::Module kernel_over_ab(const std::string& rest) {
+  return hlo::parse_module(fmt::format(R"(HloModule over_ab
+ENTRY main {{
+  %a = bf16[32,64] parameter(0)
+  %b = bf16[32,64] parameter(1)
+  %ab = bf16[64,64] concatenate(%a, %b), dimensions={{0}}
+  {}
+}})",
+                                       rest));
+}
+
 // What phase 2 reads besides the pii graph: the ISA and the constant pool.
 struct Phase2Context {
   isa::IsaView isa;
@@ -466,28 +501,11 @@ ENTRY main {
 }
 
 TEST_CASE("a slice^H selecting one whole operand of a concat^H reads that operand") {
-  const auto kernel = hlo::parse_module(R"(HloModule first_half
-ENTRY main {
-  %a = bf16[32,64] parameter(0)
-  %b = bf16[32,64] parameter(1)
-  %ab = bf16[64,64] concatenate(%a, %b), dimensions={0}
-  ROOT %out = bf16[32,64] slice(%ab), slice={[0:32], [0:64]}
-})");
-  std::vector<PiiNode> n;
-  n.push_back(leaf(0, 4096));                              // 0 a
-  n.push_back(leaf(1, 4096));                              // 1 b
-  n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {0}));     // 2
-  n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {1}));     // 3
-  n.push_back(concat_h(kD1, 0, rows(64), {2, 3}));         // 4
-  PiiNode slice;
-  slice.kind = PiiNodeKind::SliceH;
-  slice.buffer = kD1;
-  slice.index = kD1;
-  slice.slice = {hlo::SliceRange{0, 32, 1}, hlo::SliceRange{0, 64, 1}};
-  slice.type = rows(32);
-  slice.operands = {4};
-  n.push_back(slice);                                      // 5
-  n.push_back(pii(kStoreRm, {32}, kD0, bytes(4096), {5})); // 6
+  const auto kernel = kernel_over_ab("ROOT %out = bf16[32,64] slice(%ab), slice={[0:32], [0:64]}");
+  std::vector<PiiNode> n = loaded_a_and_b();
+  n.push_back(concat_h(kD1, 0, rows(64), {2, 3}));                                             // 4
+  n.push_back(slice_h(kD1, {hlo::SliceRange{0, 32, 1}, hlo::SliceRange{0, 64, 1}}, rows(32), 4)); // 5
+  n.push_back(pii(kStoreRm, {32}, kD0, bytes(4096), {5}));                                     // 6
   const select::PiiGraph g(std::move(n), {6});
   const select::PiiGraph folded = alloc::fold_slices_of_concats(g);
   CHECK(folded.identity_count() == 0);  // the concat^H is read by nothing now
@@ -503,6 +521,33 @@ ENTRY main {
     if (x.kind == PiiNodeKind::SliceH) x.slice[0] = hlo::SliceRange{16, 48, 1};
   const select::PiiGraph straddling(std::move(m), g.roots());
   CHECK(alloc::fold_slices_of_concats(straddling) == straddling);
+}
+
+TEST_CASE("a slice^H inside one operand of nested concat^H reads a slice^H of that operand") {
+  // Rows 80:96 of concat(concat(a, b), concat(a, b)) are rows 16:32 of a: phase 2 need not
+  // hold 128 rows side by side to store 16 of them.
+  const auto kernel = kernel_over_ab(R"(%abab = bf16[128,64] concatenate(%ab, %ab), dimensions={0}
+  ROOT %out = bf16[16,64] slice(%abab), slice={[80:96], [0:64]})");
+  std::vector<PiiNode> n = loaded_a_and_b();
+  n.push_back(concat_h(kD1, 0, rows(64), {2, 3}));                                              // 4
+  n.push_back(concat_h(kD1, 0, rows(128), {4, 4}));                                             // 5
+  n.push_back(slice_h(kD1, {hlo::SliceRange{80, 96, 1}, hlo::SliceRange{0, 64, 1}}, rows(16), 5)); // 6
+  n.push_back(pii(kStoreRm, {16}, kD0, bytes(2048), {6}));                                      // 7
+  const select::PiiGraph g(std::move(n), {7});
+  const select::PiiGraph folded = alloc::fold_slices_of_concats(g);
+  REQUIRE(folded.identity_count() == 1);  // the slice^H, of a's load: no concat^H is read
+  CHECK(folded.pii_count() == 2);         // load a, store: b's load is gone
+  for (const PiiNode& x : folded.nodes())
+    if (x.kind == PiiNodeKind::SliceH) {
+      CHECK(folded.node(x.operands.at(0)).kind == PiiNodeKind::Pii);
+      CHECK(x.slice.at(0).start == 16);
+      CHECK(x.slice.at(0).limit == 32);
+    }
+  const auto ctx = qkv_context();
+  const auto r = alloc::allocate(folded, ctx.isa, ctx.constants, sim::kernel_image(kernel));
+  INFO(r.message);
+  REQUIRE(r.program);
+  require_verifies(kernel, ctx.isa, *r.program);
 }
 
 TEST_CASE("bad graphs are act::Errors, not crashes") {
@@ -543,13 +588,7 @@ ENTRY main {
   std::vector<PiiNode> n;
   n.push_back(leaf(0, 8192));  // 0 Q
   n.push_back(leaf(1, 8192));  // 1 K
-  PiiNode top;
-  top.kind = PiiNodeKind::SliceH;
-  top.buffer = kD0;
-  top.index = kD0;
-  top.slice = {hlo::SliceRange{0, 4096, 1}};
-  top.type = bytes(4096);
-  top.operands = {0};
+  PiiNode top = slice_h(kD0, {hlo::SliceRange{0, 4096, 1}}, bytes(4096), 0);
   PiiNode bottom = top;
   bottom.slice = {hlo::SliceRange{4096, 8192, 1}};
   n.push_back(top);                                               // 2 rows 0..31 of Q

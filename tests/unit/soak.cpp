@@ -587,6 +587,18 @@ TEST_CASE("regression qkv_spill_moves_output_store: a value only an output store
   CHECK(sim::verify(regression_kernel("qkv_spill_moves_output_store"), kQkv, outcome.result->program, 5, 24).ok);
 }
 
+TEST_CASE("regression amx_row_of_concatenated_rows: a row of a concat^H is read from its own piece",
+          "[soak][regression]") {
+  // Sound-mode soak kernel 10 of seed 7. Its only pii graph read each row of a 32-row concat^H
+  // in zmm through slice^H, which keeps all 32 registers live together: phase 2 could not
+  // allocate it and the compile timed out. Folded into slices of the pieces, it allocates.
+  const codegen::CompileOutcome outcome = compile_regression<isa::Amx>("amx_row_of_concatenated_rows", 20.0, true);
+  INFO(outcome.message);
+  REQUIRE(outcome);
+  CHECK(outcome.statistics.allocation_failures == 0);
+  CHECK(sim::verify(regression_kernel("amx_row_of_concatenated_rows"), kAmx, outcome.result->program, 5, 7).ok);
+}
+
 TEST_CASE("regressions qkv_spill_plan_fallback_reorders, qkv_spill_plan_keeps_cheapest: the early-store plan is one "
           "more trial, not a replacement", "[soak][regression]") {
   // Complete-mode soak kernels 290 and 674 of seed 20261123. As the usual plan, the early-store
