@@ -599,6 +599,21 @@ TEST_CASE("regression amx_row_of_concatenated_rows: a row of a concat^H is read 
   CHECK(sim::verify(regression_kernel("amx_row_of_concatenated_rows"), kAmx, outcome.result->program, 5, 7).ok);
 }
 
+TEST_CASE("regression qkv_schedule_search_capped: phase 2 leaves a graph it cannot allocate after 10,000 orders",
+          "[soak][regression]") {
+  // Complete-mode soak kernel 697 of seed 7 (a lifted program that spills). Its first pii graph
+  // allocates under no order: phase 2 pruned 100,000 of them (about 2 s) before the next graph,
+  // which allocates, and the compile often timed out at 3 s. Each graph version now gets
+  // kDefaultMaxOrders orders; the program is the same (49 instructions).
+  const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>("qkv_schedule_search_capped", 60.0, true);
+  INFO(outcome.message);
+  REQUIRE(outcome);
+  CHECK(outcome.statistics.allocation_failures == 1);
+  CHECK(outcome.statistics.schedules_pruned <= alloc::kDefaultMaxOrders + 1);
+  CHECK(outcome.result->program.instructions.size() <= 49);
+  CHECK(sim::verify(regression_kernel("qkv_schedule_search_capped"), kQkv, outcome.result->program, 5, 697).ok);
+}
+
 TEST_CASE("regressions qkv_spill_plan_fallback_reorders, qkv_spill_plan_keeps_cheapest: the early-store plan is one "
           "more trial, not a replacement", "[soak][regression]") {
   // Complete-mode soak kernels 290 and 674 of seed 20261123. As the usual plan, the early-store

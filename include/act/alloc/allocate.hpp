@@ -35,7 +35,7 @@ struct AllocateOptions {
   // falls back to enumerating orders, and the CSPs solved per split version before splitting.
   std::size_t max_splits = 64;
   std::size_t schedules_per_split = 8;
-  std::size_t max_orders = 100000;    // topological orders looked at (pruned ones included)
+  std::size_t max_orders = kDefaultMaxOrders;  // orders looked at per graph version (schedule.hpp)
   // No schedule is tried after it, and each Z3 call gets at most the time left (the compile's
   // deadline: a per-call timeout alone let 64 schedules take 64 budgets).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

@@ -207,6 +207,12 @@ class ForcedInterference {
   std::vector<std::vector<NodeIndex>> readers_;  // Pii nodes reading a storage node (through aliases)
 };
 
+// Orders looked at per graph version by default (pruned ones included). Orders pruned past the
+// first few thousand rarely lead anywhere, and the next pii graph or live-range split often
+// does: at 100,000, one unallocatable graph cost QKV complete-mode kernels 2 s of a 3 s budget
+// (docs/soak.md, 2026-11-27 third session).
+inline constexpr std::size_t kDefaultMaxOrders = 10000;
+
 // Topological orders on demand: the esun order first, then the others in lexicographic order of
 // esun rank, pruned by failed interference graphs. Stops after `max_orders` orders have been
 // looked at (pruned ones included), which bounds the search on large graphs.
@@ -226,7 +232,7 @@ class ScheduleGenerator {
   using Constraints = std::vector<std::pair<NodeIndex, NodeIndex>>;
 
   // `deadline`: next() also gives up once it passes (read every 1024 orders looked at).
-  explicit ScheduleGenerator(const GraphValues& values, std::size_t max_orders = 100000,
+  explicit ScheduleGenerator(const GraphValues& values, std::size_t max_orders = kDefaultMaxOrders,
                              std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
                              Constraints hints = {}, bool enumerate = true)
       : v_(values), max_orders_(max_orders), deadline_(deadline), enumerate_(enumerate) {
