@@ -346,14 +346,17 @@ codegen::CompileOutcome compile_regression(const std::string& name, double timeo
   return Backend<Isa>().try_compile(regression_kernel(name), o);
 }
 
-// act compile finds a program for the regression kernel within the budget, and it verifies.
+// act compile finds a program for the regression kernel within the budget, and it verifies;
+// returns the outcome for the caller's further checks.
 template <class Isa>
-void check_compiles(const std::string& name, double timeout_seconds, std::uint64_t seed) {
+codegen::CompileOutcome check_compiles(const std::string& name, double timeout_seconds, std::uint64_t seed,
+                                       bool deterministic = false) {
   INFO(name);
-  const codegen::CompileOutcome outcome = compile_regression<Isa>(name, timeout_seconds);
+  codegen::CompileOutcome outcome = compile_regression<Isa>(name, timeout_seconds, deterministic);
   INFO(outcome.message);
   REQUIRE(outcome);
   CHECK(sim::verify(regression_kernel(name), Backend<Isa>::isa(), outcome.result->program, 5, seed).ok);
+  return outcome;
 }
 
 }  // namespace
@@ -566,12 +569,9 @@ TEST_CASE("regression qkv_spill_plan_fewest: phase 2 spills along the order that
   // planned along. Phase 2 took the esun order's plan (20 instructions); the plan along one of
   // the failed orders adds fewer, and it allocates (19). Deterministic, so the failed orders do
   // not depend on the machine's speed.
-  const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>("qkv_spill_plan_fewest", 20.0, true);
-  INFO(outcome.message);
-  REQUIRE(outcome);
+  const codegen::CompileOutcome outcome = check_compiles<isa::Qkv>("qkv_spill_plan_fewest", 20.0, 24, true);
   CHECK(outcome.statistics.live_range_splits > 0);
   CHECK(outcome.result->program.instructions.size() <= 19);
-  CHECK(sim::verify(regression_kernel("qkv_spill_plan_fewest"), kQkv, outcome.result->program, 5, 24).ok);
 }
 
 TEST_CASE("regression qkv_spill_moves_output_store: a value only an output store still reads leaves by that store, "
@@ -580,11 +580,8 @@ TEST_CASE("regression qkv_spill_moves_output_store: a value only an output store
   // output store at the end of the order; the spill plan stored it to HBM scratch, loaded it
   // back and stored it to the output (36 instructions). Running the output store at once frees
   // the rows with no instruction added (34).
-  const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>("qkv_spill_moves_output_store", 20.0, true);
-  INFO(outcome.message);
-  REQUIRE(outcome);
+  const codegen::CompileOutcome outcome = check_compiles<isa::Qkv>("qkv_spill_moves_output_store", 20.0, 24, true);
   CHECK(outcome.result->program.instructions.size() <= 34);
-  CHECK(sim::verify(regression_kernel("qkv_spill_moves_output_store"), kQkv, outcome.result->program, 5, 24).ok);
 }
 
 TEST_CASE("regression amx_row_of_concatenated_rows: a row of a concat^H is read from its own piece",
@@ -592,11 +589,8 @@ TEST_CASE("regression amx_row_of_concatenated_rows: a row of a concat^H is read 
   // Sound-mode soak kernel 10 of seed 7. Its only pii graph read each row of a 32-row concat^H
   // in zmm through slice^H, which keeps all 32 registers live together: phase 2 could not
   // allocate it and the compile timed out. Folded into slices of the pieces, it allocates.
-  const codegen::CompileOutcome outcome = compile_regression<isa::Amx>("amx_row_of_concatenated_rows", 20.0, true);
-  INFO(outcome.message);
-  REQUIRE(outcome);
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_row_of_concatenated_rows", 20.0, 7, true);
   CHECK(outcome.statistics.allocation_failures == 0);
-  CHECK(sim::verify(regression_kernel("amx_row_of_concatenated_rows"), kAmx, outcome.result->program, 5, 7).ok);
 }
 
 TEST_CASE("regression qkv_schedule_search_capped: phase 2 leaves a graph it cannot allocate after 10,000 orders",
@@ -605,13 +599,10 @@ TEST_CASE("regression qkv_schedule_search_capped: phase 2 leaves a graph it cann
   // allocates under no order: phase 2 pruned 100,000 of them (about 2 s) before the next graph,
   // which allocates, and the compile often timed out at 3 s. Each graph version now gets
   // kDefaultMaxOrders orders; the program is the same (49 instructions).
-  const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>("qkv_schedule_search_capped", 60.0, true);
-  INFO(outcome.message);
-  REQUIRE(outcome);
+  const codegen::CompileOutcome outcome = check_compiles<isa::Qkv>("qkv_schedule_search_capped", 60.0, 697, true);
   CHECK(outcome.statistics.allocation_failures == 1);
   CHECK(outcome.statistics.schedules_pruned <= alloc::kDefaultMaxOrders + 1);
   CHECK(outcome.result->program.instructions.size() <= 49);
-  CHECK(sim::verify(regression_kernel("qkv_schedule_search_capped"), kQkv, outcome.result->program, 5, 697).ok);
 }
 
 TEST_CASE("regressions qkv_spill_plan_fallback_reorders, qkv_spill_plan_keeps_cheapest: the early-store plan is one "
@@ -627,13 +618,10 @@ TEST_CASE("regressions qkv_spill_plan_fallback_reorders, qkv_spill_plan_keeps_ch
   };
   for (const Case c : {Case{"qkv_spill_plan_fallback_reorders", 1, 32, 30}, Case{"qkv_spill_plan_keeps_cheapest", 0, 24, 34}}) {
     INFO(c.name);
-    const codegen::CompileOutcome outcome = compile_regression<isa::Qkv>(c.name, 60.0, true);
-    INFO(outcome.message);
-    REQUIRE(outcome);
+    const codegen::CompileOutcome outcome = check_compiles<isa::Qkv>(c.name, 60.0, 24, true);
     CHECK(outcome.statistics.allocation_failures <= c.graphs_not_allocated);
     CHECK(outcome.statistics.schedules_tried <= c.schedules);
     CHECK(outcome.result->program.instructions.size() <= c.instructions);
-    CHECK(sim::verify(regression_kernel(c.name), kQkv, outcome.result->program, 5, 24).ok);
   }
 }
 
