@@ -652,6 +652,21 @@ TEST_CASE("verify compares integers exactly and floats within the stated bound")
   CHECK(verify_detail::first_mismatch(ei, gi, options) == 1);
 }
 
+TEST_CASE("verify: near zero an ulp is the smallest subnormal, not eps times the value") {
+  // An AMX soak program multiplied three f32 factors in another order than its kernel; every
+  // output was subnormal (~3e-40) and differed by one subnormal step, which eps * |x| bounds
+  // (about 3e-47) rejected.
+  VerifyOptions options;
+  Literal e(Shape(DType::f32, {2})), g(Shape(DType::f32, {2}));
+  e.set_bits(0, 0x000335a8);
+  e.set_bits(1, 0x00030a5a);
+  g = e;
+  g.set_bits(1, 0x00030a59);  // one subnormal step below
+  CHECK(verify_detail::first_mismatch(e, g, options) == -1);
+  g.set_bits(1, 0x00030a5a + 5);  // five steps: more than relative_ulps (4) plus the absolute term
+  CHECK(verify_detail::first_mismatch(e, g, options) == 1);
+}
+
 TEST_CASE("verify writes inputs and reads outputs through their layouts") {
   // A column-major input is stored transposed, so a plain row load already yields k^T.
   const auto transpose_kernel = hlo::parse_module(R"(HloModule t

@@ -222,6 +222,8 @@ class ComputationBuilder {
   }
 
   const Shape& shape(int index) const { return instruction(index).shape; }
+  // Instructions added so far; the next one gets this index.
+  int size() const { return static_cast<int>(computation_.instructions.size()); }
   const Instruction& instruction(int index) const {
     check_operand(index);
     return computation_.instructions[static_cast<std::size_t>(index)];

@@ -4,11 +4,13 @@
 // Inputs (deterministic from the seed): floats uniform in [-1, 1] rounded to the dtype,
 // integers uniform over their full range, pred 0/1.
 // Comparison: integers and pred exactly. Floats pass when
-//     |got - expected| <= eps * (relative_ulps * |expected| + absolute_ulps * max_abs)
-// where eps is the dtype's machine epsilon (bf16 2^-7, f16 2^-10, f32 2^-23, f64 2^-52) and
-// max_abs the largest |expected| in that output. This admits the few-ulp differences that
-// re-association (a dot split into partial sums, a reduction in another order) causes, and
-// nothing coarser. NaN matches NaN; infinities must match exactly.
+//     |got - expected| <= relative_ulps * ulp(expected) + absolute_ulps * eps * max_abs
+// where eps is the dtype's machine epsilon (bf16 2^-7, f16 2^-10, f32 2^-23, f64 2^-52),
+// ulp(x) = max(eps * |x|, the smallest subnormal) (subnormals are spaced by the smallest one,
+// not by eps * |x|), and max_abs the largest |expected| in that output. This admits the
+// few-ulp differences that re-association (a dot split into partial sums, a reduction in
+// another order, a product of three factors in another order) causes, and nothing coarser.
+// NaN matches NaN; infinities must match exactly.
 //
 // Nothing else is free: every on-chip buffer and all of HBM start with random bytes (a
 // different stream per trial) before the inputs and the constant pool are written, so a
@@ -57,15 +59,20 @@ struct VerifyResult {
   int trials_run = 0;   // trials that completed (the failing one included)
 };
 
-// The dtype's machine epsilon (distance from 1 to the next larger value).
-constexpr double machine_epsilon(DType t) {
+// How a float dtype's values are spaced: epsilon (from 1 to the next larger value) and the
+// smallest positive subnormal (the spacing near zero).
+struct FloatSpacing {
+  double epsilon, smallest_subnormal;
+};
+constexpr FloatSpacing float_spacing(DType t) {
   switch (t) {
-    case DType::bf16: return 0x1p-7;
-    case DType::f16: return 0x1p-10;
-    case DType::f32: return 0x1p-23;
-    default: return 0x1p-52;
+    case DType::bf16: return {0x1p-7, 0x1p-133};
+    case DType::f16: return {0x1p-10, 0x1p-24};
+    case DType::f32: return {0x1p-23, 0x1p-149};
+    default: return {0x1p-52, 0x1p-1074};
   }
 }
+constexpr double machine_epsilon(DType t) { return float_spacing(t).epsilon; }
 
 namespace verify_detail {
 
@@ -109,7 +116,7 @@ inline std::int64_t first_mismatch(const Literal& expected, const Literal& got, 
   double max_abs = 0;
   for (std::int64_t i = 0; i < n; ++i)
     if (std::isfinite(expected.get_float(i))) max_abs = std::max(max_abs, std::fabs(expected.get_float(i)));
-  const double eps = machine_epsilon(expected.dtype());
+  const auto [eps, tiny] = float_spacing(expected.dtype());
   for (std::int64_t i = 0; i < n; ++i) {
     const double e = expected.get_float(i), g = got.get_float(i);
     if (std::isnan(e) || std::isnan(g)) {
@@ -120,7 +127,8 @@ inline std::int64_t first_mismatch(const Literal& expected, const Literal& got, 
       if (e != g) return i;
       continue;
     }
-    if (std::fabs(g - e) > eps * (options.relative_ulps * std::fabs(e) + options.absolute_ulps * max_abs)) return i;
+    const double ulp = std::max(eps * std::fabs(e), tiny);
+    if (std::fabs(g - e) > options.relative_ulps * ulp + options.absolute_ulps * eps * max_abs) return i;
   }
   return -1;
 }

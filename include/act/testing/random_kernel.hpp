@@ -4,8 +4,9 @@
 //   act::hlo::Module m = act::testing::random_kernel(traits, /*seed=*/7);
 //
 // What the target can handle is read from the ISA description, never from its name:
-//   - tiles are rank-2 [rows, width]: width and dtype from each on-chip buffer whose unit is a
-//     1-D row (QKV: bf16, 64 wide); rows from {width/2, width, 2*width} capped by the buffer's rows;
+//   - tiles are rank-2 [rows, width]: width and dtype from each on-chip buffer of rows
+//     (row_buffer: QKV bf16, 64 wide; Gemmini s8 and s32, 16 wide); rows from {width/2, width,
+//     2*width} capped by the buffer's rows;
 //   - an operator is drawn alone only when some instruction computes it alone (QKV: dot,
 //     transpose, reshape), plus slice and concatenate, which every ISA has as identity
 //     instructions; convert only when the buffers hold more than one dtype;
@@ -167,15 +168,30 @@ inline bool semantics_use(std::string_view text, std::string_view op) {
 
 }  // namespace random_kernel_detail
 
+// An on-chip buffer seen as rows of one width: access dims [rows] with unit [width] (QKV's d1,
+// AMX's zmm), or element-addressed access dims [rows, width] with no unit dims (Gemmini's spad,
+// acc; a slice of it is a tile only when it spans the whole width). Nothing for other buffers.
+struct RowBuffer {
+  std::int64_t rows = 0, width = 0;
+};
+inline std::optional<RowBuffer> row_buffer(const isa::Buffer& b) {
+  if (b.is_hbm) return std::nullopt;
+  if (b.access_dims.size() == 1 && b.unit_dims.size() == 1) return RowBuffer{b.access_dims[0], b.unit_dims[0]};
+  if (b.access_dims.size() == 2 && b.unit_dims.empty()) return RowBuffer{b.access_dims[0], b.access_dims[1]};
+  return std::nullopt;
+}
+
 inline KernelTraits kernel_traits(const isa::IsaView& isa) {
   using hlo::Opcode;
   KernelTraits t;
   std::int64_t max_rows = 0;
   for (const auto& b : isa.buffers) {
-    if (b.is_hbm || b.unit_dims.size() != 1 || b.access_dims.size() != 1) continue;
+    const auto rb = row_buffer(b);
+    if (!rb) continue;
+    if (t.width == 0) t.width = rb->width;
+    if (rb->width != t.width) continue;
     if (std::find(t.dtypes.begin(), t.dtypes.end(), b.dtype) == t.dtypes.end()) t.dtypes.push_back(b.dtype);
-    if (t.width == 0) t.width = b.unit_dims[0];
-    if (b.unit_dims[0] == t.width) max_rows = std::max(max_rows, b.access_dims[0]);
+    max_rows = std::max(max_rows, rb->rows);
   }
   if (t.width > 0) {
     for (std::int64_t r : {t.width / 2, t.width, 2 * t.width})
@@ -234,7 +250,7 @@ class Generator {
 
   hlo::Module run(std::uint64_t seed) {
     using hlo::Opcode;
-    if (t_.empty()) throw Error(ErrorKind::Unsupported, "random_kernel: the ISA has no on-chip buffer of 1-D rows to draw tiles from");
+    if (t_.empty()) throw Error(ErrorKind::Unsupported, "random_kernel: the ISA has no on-chip buffer of rows to draw tiles from");
     hlo::Module& m = module_;
     m.name = fmt::format("random_{}", seed);
     const DType reducer_type = t_.dtypes[0];

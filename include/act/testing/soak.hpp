@@ -143,19 +143,23 @@ struct SoakRecord {
 
 // Complete mode: how many generated kernels come from programs of each shape.
 struct ShapeCounts {
-  std::size_t spills = 0, reloads_input = 0, odd_tiles = 0;
+  std::size_t spills = 0, reloads_input = 0, odd_tiles = 0, computes_on_chip = 0;
   void add(const ProgramShapes& s) {
     spills += s.spills;
     reloads_input += s.reloads_input;
     odd_tiles += s.odd_tiles;
+    computes_on_chip += s.computes_on_chip;
   }
   std::string to_string() const {
-    return fmt::format("programs that spill {}, reload an input {}, have odd tile counts {}", spills, reloads_input, odd_tiles);
+    return fmt::format("programs that spill {}, reload an input {}, have odd tile counts {}, compute on chip {}", spills, reloads_input,
+                       odd_tiles, computes_on_chip);
   }
 };
 
-inline unsigned shape_bits(const ProgramShapes& s) { return (s.spills ? 1u : 0u) | (s.reloads_input ? 2u : 0u) | (s.odd_tiles ? 4u : 0u); }
-inline ProgramShapes shapes_of_bits(unsigned b) { return {(b & 1u) != 0, (b & 2u) != 0, (b & 4u) != 0}; }
+inline unsigned shape_bits(const ProgramShapes& s) {
+  return (s.spills ? 1u : 0u) | (s.reloads_input ? 2u : 0u) | (s.odd_tiles ? 4u : 0u) | (s.computes_on_chip ? 8u : 0u);
+}
+inline ProgramShapes shapes_of_bits(unsigned b) { return {(b & 1u) != 0, (b & 2u) != 0, (b & 4u) != 0, (b & 8u) != 0}; }
 
 struct SoakResult {
   SoakCounts counts;
@@ -169,10 +173,10 @@ struct SoakResult {
     std::string out = fmt::format(
         "{{\"isa\": {}, \"mode\": \"{}\", \"seed\": {}, \"kernels\": {}, \"jobs\": {}, \"timeout\": {}, \"deterministic\": {}, \"seconds\": {:.3f}, \"slowest\": {{\"index\": {}, \"seconds\": {:.3f}}},\n"
         " \"counts\": {{\"generated\": {}, \"compiled\": {}, \"verified\": {}, \"miscompiled\": {}, \"not_found\": {}, "
-        "\"timed_out\": {}, \"rejected\": {}}},\n \"program_shapes\": {{\"spills\": {}, \"reloads_input\": {}, \"odd_tiles\": {}}},\n \"failures\": [",
+        "\"timed_out\": {}, \"rejected\": {}}},\n \"program_shapes\": {{\"spills\": {}, \"reloads_input\": {}, \"odd_tiles\": {}, \"computes_on_chip\": {}}},\n \"failures\": [",
         sim::formats_detail::json_string(isa), o.mode == SoakMode::Sound ? "sound" : "complete", o.seed, o.kernels, o.jobs, o.timeout_seconds, o.deterministic, seconds, slowest_index, slowest_seconds,
         counts.generated, counts.compiled, counts.verified, counts.miscompiled, counts.not_found, counts.timed_out, counts.rejected,
-        shapes.spills, shapes.reloads_input, shapes.odd_tiles);
+        shapes.spills, shapes.reloads_input, shapes.odd_tiles, shapes.computes_on_chip);
     for (std::size_t i = 0; i < failures.size(); ++i) {
       const auto& f = failures[i];
       out += fmt::format("{}\n  {{\"index\": {}, \"seed\": {}, \"outcome\": \"{}\", \"limit\": {}, \"nodes\": {}, \"shrunk_nodes\": {}, \"seconds\": {:.3f}, "

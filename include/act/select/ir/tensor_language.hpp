@@ -266,6 +266,10 @@ struct SelectionContext {
   // Constant ids of the patterned constants rules build (identity, ones, zeros ...), by
   // "kind:dtype[dims]": building and interning a 64x64 literal per match dominated rewriting.
   std::map<std::string, std::int64_t> patterned_constants;
+  // Whether constant id k is a square identity literal (axioms/support.hpp:
+  // is_identity_constant), cached: slice-of-dot asks for every match, and scanning a 64x64
+  // literal each time made rewriting a Gemmini GEMM several times slower.
+  mutable std::map<std::int64_t, bool> identity_constants;
   // This context serves a retry that splits into row pieces an output module 1 first left
   // whole (GroupExplorer, row-unit ISAs). Then the axioms that move a slice through a
   // flattening reshape or a byte bitcast act too (axioms/slicing.hpp).

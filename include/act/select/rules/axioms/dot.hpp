@@ -223,8 +223,16 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
 
   // rewrites.md SL-9: slice(dot(a, b)) → dot(slice(a), slice(b)) for a 2-D dot (free dims sliced
   // on the owning operand). Exact: every output element sums the same products in the same order.
+  // Not through an identity operand: slice(dot(x, I)) is slice(x), a class with its own
+  // dot(slice(x), I), while slicing I's columns made partial identities whose dots, swapped and
+  // transposed, became new classes with dots of their own. A Gemmini soak kernel's e-graph grew
+  // that way to 92,856 e-nodes at the iteration limit without a pii graph; with this guard it
+  // finds a program (tests/regressions/gemmini_mixed_stores_rewriting_limit.hlo).
   rules.add(info("slice-of-dot", D, {Slice, Dot}, {Dot, Slice}, false, "rewrites.md SL-9"),
-            "(slice@outer (dot@dot ?a ?b))", [](const View& v) { return plain_2d(v); },
+            "(slice@outer (dot@dot ?a ?b))",
+            [](const View& v) {
+              return plain_2d(v) && !is_identity_constant(v.g, v.ctx, v.cls("?a")) && !is_identity_constant(v.g, v.ctx, v.cls("?b"));
+            },
             [](const View& v, Build& b) {
               const DotMatch m = read_dot(v);
               const auto r = v.attr("outer").slice;

@@ -147,6 +147,29 @@ inline bool is_zero_constant(const TensorGraph& g, const SelectionContext& ctx, 
   }
   return false;
 }
+// True if the class holds a Constant node that is a square identity matrix (any dtype): the
+// identities dot-identity-introduction, transpose-as-dot and the widened-mac rules build, also
+// once converted and folded.
+inline bool is_identity_constant(const TensorGraph& g, const SelectionContext& ctx, Id cls) {
+  const TensorData& d = g.data(cls);
+  if (!d.is_constant || d.type.rank() != 2 || d.type.dims[0] != d.type.dims[1]) return false;
+  const std::int64_t n = d.type.dims[0];
+  for (Id node : g.eclass(g.find(cls)).nodes) {
+    const TensorOp& op = g.node(node).op;
+    if (op.kind != NodeKind::Constant) continue;
+    const std::int64_t id = ctx.attributes_of(op).index;
+    auto [cached, fresh] = ctx.identity_constants.try_emplace(id, true);
+    if (fresh) {
+      const Literal& l = ctx.constants[id];
+      for (std::int64_t k = 0; cached->second && k < n * n; ++k) {
+        const double want = k / n == k % n ? 1.0 : 0.0;
+        cached->second = (is_float(l.dtype()) ? l.get_float(k) : static_cast<double>(l.get_int(k))) == want;
+      }
+    }
+    if (cached->second) return true;
+  }
+  return false;
+}
 // The least and greatest element of a constant class, looking through one broadcast.
 inline std::optional<std::pair<double, double>> constant_bounds(const TensorGraph& g, const SelectionContext& ctx, Id cls) {
   for (Id n : g.eclass(g.find(cls)).nodes) {
