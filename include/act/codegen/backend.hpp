@@ -127,7 +127,10 @@ class CandidateStream {
     for (std::size_t r = 0; r < state_->rules.rules.size(); ++r)
       if (state_->rules.kinds[r] != select::RuleKind::Axiom)
         explorer.runner.never_ban.push_back(std::string(state_->rules.rules[r].name()));
-    if (explorer.runner.time_limit > options_.timeout) explorer.runner.time_limit = options_.timeout;
+    // A deterministic compile's rewriting rounds end on work (iterations, nodes), never on the
+    // per-round clock: under the sanitizers on a loaded CI box one Gemmini round passed 5 s and
+    // the compile reported a timeout where a fast machine proves "no program".
+    if (explorer.runner.time_limit > options_.timeout || options_.deterministic) explorer.runner.time_limit = options_.timeout;
     explorer.deadline = std::min(explorer.deadline, deadline);
     // Independent outputs are explored in e-graphs of their own (select/search/group_explorer.hpp).
     // A constant class without a Constant e-node (a kernel output computed from constants only,
