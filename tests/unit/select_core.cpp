@@ -15,6 +15,8 @@
 #include "act/select/init/kernel_graph.hpp"
 #include "act/select/init/output_groups.hpp"
 #include "act/select/pii_graph.hpp"
+#include "act/select/ir/builder.hpp"
+#include "act/select/ir/constant_folding.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 #include "act/select/ir/type_inference.hpp"
 
@@ -522,6 +524,34 @@ TEST_CASE("identity rules: slice^H and concat^H where the buffer's access struct
 }
 
 // ---- saturation on QKV attention --------------------------------------------------------------
+
+TEST_CASE("constant folding: a folded value stays with its class while the e-graph changes") {
+  SelectionContext c = qkv_context();
+  TensorGraph g{TensorAnalysis(&c)};
+  TensorBuilder b(g, c);
+  Literal values(Shape(DType::s32, {2, 2}));
+  for (std::int64_t k = 0; k < 4; ++k) values.set_int(k, k + 1);
+  const egraph::Id x = b.constant(values);
+  const egraph::Id negated = b.op(Opcode::Negate, NodeAttributes{}, {x});
+  g.rebuild();
+  ConstantFolder fold(g, c);
+  const std::int64_t index = fold(negated);
+  REQUIRE(index >= 0);
+  for (std::int64_t k = 0; k < 4; ++k) CHECK(c.constants[index].get_int(k) == -(k + 1));
+  // Rewriting adds an equal term and merges it in: the class keeps its value, now found under
+  // its new canonical id (which may be either of the two).
+  const egraph::Id minus_one = b.broadcast(b.scalar(DType::s32, -1), {2, 2});
+  const egraph::Id product = b.op(Opcode::Multiply, NodeAttributes{}, {x, minus_one});
+  g.unite(negated, product);
+  g.rebuild();
+  CHECK(fold(product) == index);
+  CHECK(fold(negated) == index);
+  // A class that is not constant-only does not fold.
+  const egraph::Id input = g.add(make_input(c.attributes, 0, 16), {});
+  const egraph::Id reshaped = b.bitcast(b.op(Opcode::Reshape, [] { NodeAttributes a; a.shape = {2, 2, 4}; return a; }(), {input}), DType::s32);
+  g.rebuild();
+  CHECK(fold(reshaped) == -1);
+}
 
 TEST_CASE("saturation: attention.hlo on QKV has every instruction of the expected program") {
   SelectionContext c = qkv_context();

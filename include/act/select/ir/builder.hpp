@@ -188,9 +188,10 @@ class TensorBuilder {
   // ---- leaves -----------------------------------------------------------------------------------
   Id constant(Literal value) {
     const Shape t = value.shape();
-    const auto id = ctx.constants.intern(std::move(value));
-    return g.add(make_constant(ctx.attributes, id, t), {});
+    return constant_of_pool(ctx.constants.intern(std::move(value)), t);
   }
+  // A Constant node for the pool's constant `id` (of type t), without copying its value.
+  Id constant_of_pool(std::int64_t id, const Shape& t) { return g.add(make_constant(ctx.attributes, id, t), {}); }
   Id scalar(DType t, double v) {
     Literal l(Shape(t, {}));
     if (is_float(t)) l.set_float(0, v);
