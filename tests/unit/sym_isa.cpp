@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,20 @@ TEST_CASE("sym: parse errors carry the column", "[sym]") {
   } catch (const act::Error& e) {
     CHECK(std::string(e.what()).find("in expression 'n * '") != std::string::npos);
   }
+}
+
+TEST_CASE("sym: a shared parsed expression outlives the text it was made from", "[sym]") {
+  std::shared_ptr<const act::sym::ParsedText> parsed;
+  {
+    std::string source = "rows_per_tile * 16 + 1";  // too long for the small-string buffer
+    parsed = act::sym::parse_shared(source);
+    source.assign(source.size(), 'x');
+  }
+  auto copy = parsed;  // the copies share one text
+  parsed.reset();
+  CHECK(evaluate(copy->expr, {{"rows_per_tile", 3}}) == 49);
+  CHECK(act::sym::free_identifiers(copy->expr).size() == 1);
+  CHECK_THROWS_AS(act::sym::parse_shared("n *"), act::Error);
 }
 
 TEST_CASE("sym: free identifiers, rename, bind", "[sym]") {

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <string>
@@ -274,6 +275,21 @@ constexpr Expr parse(std::string_view text) {
   if (!r.ok())
     throw Error(ErrorKind::Parse, fmt::format("in expression '{}': {}", text, r.error), SourceLocation{1, r.column});
   return r.expr;
+}
+
+// An expression parsed once and kept with its text, for hot paths that would otherwise parse it
+// per use. An Expr's names are views into its text, so the pair lives on the heap where nothing
+// moves it: share it, never copy it.
+struct ParsedText {
+  explicit ParsedText(std::string source) : text(std::move(source)), expr(parse(text)) {}
+  ParsedText(const ParsedText&) = delete;
+  ParsedText& operator=(const ParsedText&) = delete;
+  const std::string text;
+  const Expr expr;
+};
+
+inline std::shared_ptr<const ParsedText> parse_shared(std::string text) {
+  return std::make_shared<const ParsedText>(std::move(text));
 }
 
 // ---- free identifiers, renaming, binding

@@ -70,6 +70,7 @@ class Generator {
       for (std::string_view id : sym::free_identifiers(e))
         if (!is_alpha(inst_, id)) beta = true;
       (beta ? info_->beta_constraints : info_->alpha_constraints).emplace_back(constraint);
+      if (!beta) info_->parsed_alpha_constraints.push_back(sym::parse_shared(std::string(constraint)));
     }
     const SearcherPlanner planner(module_, inst_);
 

@@ -123,7 +123,7 @@ inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& i
     for (std::size_t d = 0; d < c.dims.size(); ++d) {
       const SymbolicDim& sd = c.dims[d];
       if (sd.literal >= 0 || sd.alpha >= 0) continue;
-      const auto r = sym::try_evaluate(sym::parse(sd.text), bindings);
+      const auto r = sym::try_evaluate(sd.parsed->expr, bindings);
       if (!r.ok() || r.value != type.dims[d])
         return miss([&] {
           return fmt::format("'{}' is {}, the semantics need {} (dim {}: {} = {})", c.node, to_string(type), written(c), d,
@@ -137,8 +137,9 @@ inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& i
     for (std::size_t a = 0; a < values.size(); ++a) parts.push_back(fmt::format("{} = {}", inst.alpha[a], values[a]));
     return fmt::format("{}", fmt::join(parts, ", "));
   };
-  for (const std::string& constraint : info.alpha_constraints) {
-    const auto r = sym::try_evaluate(sym::parse(constraint), bindings);
+  for (std::size_t k = 0; k < info.alpha_constraints.size(); ++k) {
+    const std::string& constraint = info.alpha_constraints[k];
+    const auto r = sym::try_evaluate(info.parsed_alpha_constraints[k]->expr, bindings);
     if (!r.ok() || r.value == 0) {
       if (why) why->on_constraint = true;
       return miss([&] { return fmt::format("constraint '{}' does not hold for {}", constraint, alpha_text()); });

@@ -39,7 +39,7 @@ inline std::optional<Id> build_instance(const IsaRuleInfo& info, SelectionContex
         out.push_back(d.literal);
         continue;
       }
-      const auto r = sym::try_evaluate(sym::parse(d.text), bindings);
+      const auto r = sym::try_evaluate(d.parsed->expr, bindings);
       if (!r.ok() || r.value < 0) return std::nullopt;
       out.push_back(r.value);
     }

@@ -27,6 +27,7 @@ struct SymbolicDim {
   std::int64_t literal = -1;  // >= 0 when literal
   std::string text;           // expression text otherwise
   int alpha = -1;             // index of the alpha it names, when it is just that name
+  std::shared_ptr<const sym::ParsedText> parsed;  // `text` parsed once (not for literals)
 };
 
 // What the condition checks for one pattern node.
@@ -86,6 +87,7 @@ struct IsaRuleInfo {
   std::vector<TypeCheck> checks;    // in pattern pre-order
   std::vector<egraph::Var> inputs;  // ?In1..?Ink slots, by parameter number
   std::vector<std::string> alpha_constraints;  // constraints over alpha only
+  std::vector<std::shared_ptr<const sym::ParsedText>> parsed_alpha_constraints;  // the same, parsed once
   std::vector<std::string> beta_constraints;   // constraints mentioning beta
   std::vector<hlo::Opcode> opcodes;            // operators of the patterns (Constant for constants)
   // Every searcher, the primary one (fields above) first; see the header comment.
@@ -132,6 +134,8 @@ inline SymbolicDim symbolic_dim(const isa::Instruction& inst, const hlo::Instruc
   if (e.top().op == sym::Op::Const) {
     sd.literal = e.top().value;
     sd.text.clear();
+  } else {
+    sd.parsed = sym::parse_shared(sd.text);
   }
   for (std::string_view id : sym::free_identifiers(e))
     if (!is_alpha(inst, id)) throw Skip{fmt::format("dimension '{}' mentions '{}', which is not alpha", text, id)};
