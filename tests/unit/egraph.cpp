@@ -165,6 +165,8 @@ void check_invariants(const G& g) {
     CHECK((first || previous < cls));
     first = false;
     previous = cls;
+    const auto laid_out = g.class_nodes(cls);
+    CHECK(std::equal(laid_out.begin(), laid_out.end(), g.eclass(cls).nodes.begin(), g.eclass(cls).nodes.end()));
     for (Id n : g.eclass(cls).nodes) {
       ++nodes;
       CHECK(g.find(n) == cls);
@@ -175,7 +177,7 @@ void check_invariants(const G& g) {
         CHECK(std::find(parents.begin(), parents.end(), n) != parents.end());
       }
       CHECK(g.lookup_node(view.op, view.children) == n);
-      CHECK((g.eclass(cls).kinds & G::kind_bit(Arith::discriminant(view.op))) != 0);
+      CHECK((g.kinds(cls) & G::kind_bit(Arith::discriminant(view.op))) != 0);
       auto kind_classes = g.classes_with(Arith::discriminant(view.op));
       CHECK(std::binary_search(kind_classes.begin(), kind_classes.end(), cls));
     }
@@ -187,6 +189,42 @@ void check_invariants(const G& g) {
 }  // namespace
 
 // ---- e-graph core ------------------------------------------------------------------------------
+
+TEST_CASE("class_nodes lists a class's nodes after a rebuild, after adds, and while unions are pending") {
+  PlainGraph g;
+  Id a = g.add(sym("a"));
+  Id b = g.add(sym("b"));
+  Id c = g.add(sym("c"));
+  Id ab = g.add(op(Kind::Add), {a, b});
+  Id cb = g.add(op(Kind::Add), {c, b});
+  g.unite(a, c);  // ab and cb become congruent
+  g.rebuild();
+  auto same_as_record = [&](Id x) {
+    const auto laid_out = g.class_nodes(x);
+    const auto& record = g.eclass(x).nodes;
+    return std::vector<Id>(laid_out.begin(), laid_out.end()) == record;
+  };
+  CHECK(same_as_record(a));
+  CHECK(g.class_nodes(a).size() == 2);
+  CHECK(g.class_nodes(ab).size() == 1);  // the congruent twin died
+  CHECK(g.class_nodes(cb).front() == g.class_nodes(ab).front());
+  // A class added after the rebuild is not laid out yet: it holds its one node.
+  Id d = g.add(sym("d"));
+  Id ad = g.add(op(Kind::Add), {a, d});
+  REQUIRE(g.is_clean());
+  CHECK(same_as_record(d));
+  CHECK(g.class_nodes(ad).size() == 1);
+  CHECK(g.class_nodes(ad).front() == ad);
+  // A union pending a rebuild shows in the records, and class_nodes reads them.
+  g.unite(b, d);
+  REQUIRE(!g.is_clean());
+  CHECK(g.class_nodes(b).size() == 2);
+  CHECK(same_as_record(b));
+  g.rebuild();
+  CHECK(same_as_record(b));
+  CHECK(same_as_record(ab));
+  CHECK(g.class_nodes(ab).size() == 1);  // a + b and a + d are congruent now
+}
 
 TEST_CASE("hashconsing gives one node per distinct operator and children") {
   PlainGraph g;

@@ -310,10 +310,9 @@ class Pattern {
         case Instruction::Kind::Bind: {
           const Node& pn = p_.nodes_[in.node];
           const OpMatcher<L>& m = p_.matchers_[pn.matcher];
-          const auto& cls = g_.eclass(regs_[in.reg]);
-          if (!(cls.kinds & G::kind_bit(m.discriminant))) return true;  // no node of this kind
+          if (!(g_.kinds(regs_[in.reg]) & G::kind_bit(m.discriminant))) return true;  // no node of this kind
           const bool one_root = pc == 0 && only_node_ != kNoId;
-          for (Id n : one_root ? std::span<const Id>(&only_node_, 1) : std::span<const Id>(cls.nodes)) {
+          for (Id n : one_root ? std::span<const Id>(&only_node_, 1) : g_.class_nodes(regs_[in.reg])) {
             if (g_.discriminant(n) != m.discriminant) continue;
             auto view = g_.node(n);
             if (view.children.size() != pn.arity || !m.accepts(view.op)) continue;

@@ -133,7 +133,7 @@ class TensorBuilder {
     for (std::size_t d = 0; d < permutation.size(); ++d)
       identity_permutation = identity_permutation && permutation[d] == static_cast<std::int64_t>(d);
     if (!have.is_tuple && have.dtype == operand_dtype && have.dims == operand_dims && identity_permutation) return x;
-    for (auto n : g.eclass(x).nodes) {
+    for (auto n : g.class_nodes(x)) {
       const auto node = g.node(n);
       if (node.op.kind != NodeKind::Operator || node.op.opcode != opcode || node.children.size() != 1) continue;
       if (opcode == hlo::Opcode::Transpose && ctx.attributes_of(node.op).dimensions != permutation) continue;

@@ -90,7 +90,7 @@ class ConstantFolder {
   }
 
   egraph::Id lowest_node(egraph::Id cls) const {
-    const auto& nodes = graph_->eclass(cls).nodes;
+    const auto nodes = graph_->class_nodes(cls);
     const auto it = heights_.find(cls);
     if (it != heights_.end())
       for (egraph::Id n : nodes)
@@ -118,7 +118,7 @@ class ConstantFolder {
       for (egraph::Id c : graph_->classes()) {
         c = graph_->find(c);
         if (!graph_->data(c).is_constant) continue;
-        for (egraph::Id n : graph_->eclass(c).nodes) {
+        for (egraph::Id n : graph_->class_nodes(c)) {
           const int h = node_height(n);
           if (h == kNone) continue;
           const auto [it, inserted] = heights_.try_emplace(c, h);

@@ -79,7 +79,7 @@ using TensorPatternBuilder = egraph::PatternBuilder<TensorLanguage>;
 inline std::vector<std::pair<std::string, std::vector<std::int64_t>>> pii_nodes(const TensorGraph& g,
                                                                               const SelectionContext& c, egraph::Id cls) {
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> out;
-  for (auto n : g.eclass(cls).nodes) {
+  for (auto n : g.class_nodes(cls)) {
     const auto node = g.node(n);
     if (node.op.kind != NodeKind::Pii) continue;
     const auto& a = c.attributes_of(node.op);

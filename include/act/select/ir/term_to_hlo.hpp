@@ -30,7 +30,7 @@ struct TermModule {
 // (a node's children existed before it, so each child class holds a smaller id).
 using NodeChoice = std::function<egraph::Id(const TensorGraph&, egraph::Id cls)>;
 
-inline egraph::Id smallest_node(const TensorGraph& g, egraph::Id cls) { return g.eclass(cls).nodes.front(); }
+inline egraph::Id smallest_node(const TensorGraph& g, egraph::Id cls) { return g.class_nodes(cls).front(); }
 
 namespace term_detail {
 

@@ -219,7 +219,7 @@ inline void class_views(const TensorGraph& g, const SelectionContext& ctx, egrap
   if (type.is_tuple || type.element_count() > kMaxViewElements) return;
   path.push_back(cls);
   if (depth > 0) {
-    for (egraph::Id n : g.eclass(cls).nodes) {
+    for (egraph::Id n : g.class_nodes(cls)) {
       if (out.size() >= limit) break;
       const auto node = g.node(n);
       if (!is_movement(node.op) || node.children.size() != 1) continue;

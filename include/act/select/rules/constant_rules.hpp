@@ -47,7 +47,7 @@ inline constexpr std::int64_t kMaxMaterialisedElements = std::int64_t{1} << 16;
 
 // True when the class holds an operator that computes (not only views or copies) a value.
 inline bool computed_by_an_operator(const TensorGraph& g, egraph::Id cls) {
-  for (egraph::Id n : g.eclass(cls).nodes) {
+  for (egraph::Id n : g.class_nodes(cls)) {
     const auto view = g.node(n);
     if (view.op.kind != NodeKind::Operator) continue;
     switch (view.op.opcode) {
@@ -64,7 +64,7 @@ inline bool computed_by_an_operator(const TensorGraph& g, egraph::Id cls) {
 }
 
 inline bool holds_constant_node(const TensorGraph& g, egraph::Id cls) {
-  for (egraph::Id n : g.eclass(cls).nodes)
+  for (egraph::Id n : g.class_nodes(cls))
     if (g.node(n).op.kind == NodeKind::Constant) return true;
   return false;
 }

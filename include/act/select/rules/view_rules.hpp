@@ -52,7 +52,7 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
       const Id child = g.find(node.children[0]);
       // A movement node straight over a value that is no view is its own canonical chain.
       bool chain = false;
-      for (Id n : g.eclass(child).nodes) chain = chain || is_movement(g.node(n).op);
+      for (Id n : g.class_nodes(child)) chain = chain || is_movement(g.node(n).op);
       if (!chain) return out;
       const Shape type = g.data(cls).type;
       for (const ClassView& below : class_views(g, *ctx, child, 6, 1)) {

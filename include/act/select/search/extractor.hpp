@@ -205,6 +205,7 @@ class Extractor {
       return;
     }
     target_size_ = first;
+    first_size_ = first;
     target_duplicates_ = 0;
     nodes_of_request_.assign(requests_.request_count(), {});
     reset_level();
@@ -225,8 +226,24 @@ class Extractor {
   }
 
   void advance_level() {
-    if (duplicates_pruned_ && target_duplicates_ < target_size_) {
+    // A graph of size s with d duplicates has s - d distinct requests, and none has fewer than
+    // first_size_ (min_size bounds the distinct requests below a node too: a request met again
+    // inside its own sub-graph is met there by a smaller graph). So the levels with
+    // d > s - first_size_ hold no graph, and searching each cost as much as the whole size (a
+    // 22-node QKV kernel searched 17 levels of size 16 for the 3 that can hold one). They are
+    // skipped, except (s, s) when it decides something: whether a larger graph may exist is
+    // read, as before, from (s, s) pruning for size. A level that prunes for size makes (s, s)
+    // prune too (it reaches every partial graph the level does), and one that prunes nothing
+    // is the whole of (s, s); only partial graphs pruned for their duplicates alone leave it
+    // open, and then (s, s) is searched.
+    const std::size_t last_possible = target_size_ - first_size_;
+    if (duplicates_pruned_ && target_duplicates_ < last_possible) {
       ++target_duplicates_;  // the same size, with one more duplicated request
+      reset_level();
+      return;
+    }
+    if (duplicates_pruned_ && !size_pruned_ && target_duplicates_ < target_size_) {
+      target_duplicates_ = target_size_;
       reset_level();
       return;
     }
@@ -524,6 +541,7 @@ class Extractor {
   std::size_t size_ = 0;
   std::size_t duplicates_ = 0;
   std::size_t target_size_ = 0;
+  std::size_t first_size_ = 0;  // the first level's size: no graph has fewer distinct requests
   std::size_t target_duplicates_ = 0;
   std::size_t states_ = 0;
   bool descend_ = false;

@@ -166,9 +166,8 @@ class RequestGraph {
     leaves_.assign(classes_.size(), std::nullopt);
     const isa::IsaView& isa = context_.isa;
     for (std::size_t i = 0; i < classes_.size(); ++i) {
-      const auto& cls = graph_.eclass(classes_[i]);
       std::optional<Leaf> input, constant, undefined;
-      for (egraph::Id n : cls.nodes) {
+      for (egraph::Id n : graph_.class_nodes(classes_[i])) {
         const auto view = graph_.node(n);
         const NodeAttributes& a = context_.attributes_of(view.op);
         Alternative alt{n, {}};
@@ -213,7 +212,7 @@ class RequestGraph {
       }
       if (input) {
         leaves_[i] = input;
-      } else if (cls.data.is_constant) {
+      } else if (graph_.data(classes_[i]).is_constant) {
         Leaf leaf = constant ? *constant : Leaf{PiiNodeKind::Constant, egraph::kNoId, -1};
         if (!constant && fold_constant_) leaf.index = fold_constant_(classes_[i]);
         leaves_[i] = leaf;

@@ -68,7 +68,7 @@ inline bool whole_rows(const std::vector<hlo::SliceRange>& r, const Dims& d) {
 // The concat nodes of a class: (node id) in ascending order.
 inline std::vector<Id> operator_nodes(const TensorGraph& g, Id cls, hlo::Opcode code) {
   std::vector<Id> r;
-  for (Id n : g.eclass(cls).nodes) {
+  for (Id n : g.class_nodes(cls)) {
     const TensorOp& op = g.node(n).op;
     if (op.kind == NodeKind::Operator && op.opcode == code) r.push_back(n);
   }

@@ -136,7 +136,7 @@ inline bool represents_all(DType to, DType from) {
 
 // True if the class holds a Constant node whose every element is zero (any dtype, any sign).
 inline bool is_zero_constant(const TensorGraph& g, const SelectionContext& ctx, Id cls) {
-  for (Id n : g.eclass(cls).nodes) {
+  for (Id n : g.class_nodes(cls)) {
     const TensorOp& op = g.node(n).op;
     if (op.kind != NodeKind::Constant) continue;
     const Literal& l = ctx.constants[ctx.attributes_of(op).index];
@@ -154,7 +154,7 @@ inline bool is_identity_constant(const TensorGraph& g, const SelectionContext& c
   const TensorData& d = g.data(cls);
   if (!d.is_constant || d.type.rank() != 2 || d.type.dims[0] != d.type.dims[1]) return false;
   const std::int64_t n = d.type.dims[0];
-  for (Id node : g.eclass(g.find(cls)).nodes) {
+  for (Id node : g.class_nodes(cls)) {
     const TensorOp& op = g.node(node).op;
     if (op.kind != NodeKind::Constant) continue;
     const std::int64_t id = ctx.attributes_of(op).index;
@@ -172,11 +172,11 @@ inline bool is_identity_constant(const TensorGraph& g, const SelectionContext& c
 }
 // The least and greatest element of a constant class, looking through one broadcast.
 inline std::optional<std::pair<double, double>> constant_bounds(const TensorGraph& g, const SelectionContext& ctx, Id cls) {
-  for (Id n : g.eclass(g.find(cls)).nodes) {
+  for (Id n : g.class_nodes(cls)) {
     const auto view = g.node(n);
     if (view.op.kind == NodeKind::Operator && view.op.opcode == hlo::Opcode::Broadcast)
       if (auto inner = [&]() -> std::optional<std::pair<double, double>> {
-            for (Id m : g.eclass(g.find(view.children[0])).nodes)
+            for (Id m : g.class_nodes(view.children[0]))
               if (g.node(m).op.kind == NodeKind::Constant) return constant_bounds(g, ctx, view.children[0]);
             return std::nullopt;
           }())
@@ -198,7 +198,7 @@ inline std::optional<std::pair<double, double>> constant_bounds(const TensorGrap
 
 // Whether the class holds clamp(lo, x, hi) with constant bounds inside [low, high].
 inline bool clamped_within(const TensorGraph& g, const SelectionContext& ctx, Id cls, double low, double high) {
-  for (Id n : g.eclass(g.find(cls)).nodes) {
+  for (Id n : g.class_nodes(cls)) {
     const auto view = g.node(n);
     if (view.op.kind != NodeKind::Operator || view.op.opcode != hlo::Opcode::Clamp) continue;
     const auto lo = constant_bounds(g, ctx, view.children[0]), hi = constant_bounds(g, ctx, view.children[2]);
@@ -209,7 +209,7 @@ inline bool clamped_within(const TensorGraph& g, const SelectionContext& ctx, Id
 }
 
 inline bool has_operator(const TensorGraph& g, Id cls, hlo::Opcode code) {
-  for (Id n : g.eclass(cls).nodes) {
+  for (Id n : g.class_nodes(cls)) {
     const TensorOp& op = g.node(n).op;
     if (op.kind == NodeKind::Operator && op.opcode == code) return true;
   }
