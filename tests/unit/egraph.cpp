@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "act/core/error.hpp"
+#include "act/egraph/chunked_vector.hpp"
 #include "act/egraph/egraph.hpp"
 #include "act/egraph/pattern.hpp"
 #include "act/egraph/pattern_parser.hpp"
@@ -224,6 +225,26 @@ TEST_CASE("class_nodes lists a class's nodes after a rebuild, after adds, and wh
   CHECK(same_as_record(b));
   CHECK(same_as_record(ab));
   CHECK(g.class_nodes(ab).size() == 1);  // a + b and a + d are congruent now
+}
+
+TEST_CASE("a chunked vector never moves an element as it grows, and a copy keeps growing") {
+  ChunkedVector<std::vector<int>, 2> v;  // chunks of 4
+  std::vector<const std::vector<int>*> addresses;
+  for (int i = 0; i < 11; ++i) {
+    v.emplace_back(std::vector<int>{i, i * i});
+    addresses.push_back(&v[static_cast<std::size_t>(i)]);
+  }
+  REQUIRE(v.size() == 11);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    CHECK(&v[i] == addresses[i]);  // still where it was built
+    CHECK(v[i] == std::vector<int>{static_cast<int>(i), static_cast<int>(i * i)});
+  }
+  ChunkedVector<std::vector<int>, 2> copy = v;  // its last chunk has no spare capacity
+  for (int i = 11; i < 14; ++i) copy.emplace_back(std::vector<int>{i});
+  REQUIRE(copy.size() == 14);
+  CHECK(v.size() == 11);
+  for (std::size_t i = 0; i < 11; ++i) CHECK(copy[i] == v[i]);
+  CHECK(copy[13] == std::vector<int>{13});
 }
 
 TEST_CASE("hashconsing gives one node per distinct operator and children") {

@@ -192,6 +192,8 @@ TEST_CASE("module 1: attention.hlo enters byte-flattened") {
   CHECK(init.output_addresses == std::vector<std::int64_t>{24576});
   for (auto in : init.inputs) CHECK(g.data(in).type == Shape(DType::u8, {8192}));
   CHECK(g.data(init.roots[0]).type == Shape(DType::u8, {8192}));
+  // Classes of one type share its one stored copy (tensor_graph.hpp's TypePool).
+  for (auto in : init.inputs) CHECK(&g.data(in).type == &g.data(init.roots[0]).type);
   // root = reshape(bitcast-convert(dot(...)))
   CHECK(chain(g, c, init.roots[0]) ==
         std::vector<std::string>{"reshape", "bitcast-convert", "dot", "divide", "exponential", "dot",

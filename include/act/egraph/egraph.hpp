@@ -4,7 +4,8 @@
 // Storage: every added node gets the next id and lives forever in one arena (operator payload
 // + a span into one shared child-id array). A node is *live* while it is the hashcons entry for
 // its contents; a node found congruent to another during rebuild dies and drops out of its
-// class. Rebuilding rewrites the children of stale nodes in place.
+// class. Rebuilding rewrites the children of stale nodes in place. Class records live in
+// fixed-size chunks (chunked_vector.hpp): adding a class never moves the others.
 // What e-matching reads per visit is kept dense, apart from the class records: each node's
 // discriminant, each class's kind bits, and (laid out by every rebuild) the live nodes class
 // after class. On a 100k-node e-graph the scattered class records and their node vectors were
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "act/core/error.hpp"
+#include "act/egraph/chunked_vector.hpp"
 #include "act/egraph/id.hpp"
 #include "act/egraph/language.hpp"
 #include "act/egraph/node_table.hpp"
@@ -92,7 +94,7 @@ class EGraph {
     }
 
     Data data = analysis_.make(std::as_const(*this), node(id));
-    classes_.push_back(Class{{id}, {}, std::move(data)});
+    classes_.emplace_back(std::vector<Id>{id}, std::vector<Id>{}, std::move(data));
     kinds_.push_back(kind_bit(discriminant));
     class_ids_.push_back(id);  // ids only grow, so both lists stay sorted
     if (op_index_.size() <= discriminant) op_index_.resize(discriminant + 1);
@@ -393,7 +395,7 @@ class EGraph {
   std::vector<std::uint8_t> analysis_queued_;
   UnionFind union_find_;
   NodeTable table_;
-  std::vector<Class> classes_;               // indexed by id; only roots are meaningful
+  ChunkedVector<Class> classes_;             // indexed by id; only roots are meaningful
   std::vector<Id> class_ids_;                // canonical ids (after rebuild), ascending
   std::vector<std::vector<Id>> op_index_;    // discriminant -> classes holding such a node
   std::vector<Id> pending_;                  // nodes whose children may be stale

@@ -4,8 +4,11 @@
 // constant operands; leaves such as Constant nodes are constant).
 #pragma once
 
+#include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <span>
 #include <vector>
@@ -21,10 +24,34 @@
 
 namespace act::select {
 
+// The distinct tensor types of one e-graph, each stored once and never moved. A class record
+// refers to its type here instead of holding a Shape (about 180 bytes, its dims on the heap):
+// a 20k-class AMX e-graph spent a tenth of its compile faulting in and moving class records.
+class TypePool {
+ public:
+  const Shape& intern(Shape&& type) {
+    std::uint64_t h = static_cast<std::uint64_t>(type.dtype);
+    for (std::int64_t d : type.dims) h = egraph::mix_hash(h, static_cast<std::uint64_t>(d));
+    auto [first, last] = index_.equal_range(h);
+    for (auto it = first; it != last; ++it)
+      if (*it->second == type) return *it->second;
+    const Shape& stored = types_.emplace_back(std::move(type));  // a deque never moves its elements
+    index_.emplace(h, &stored);
+    return stored;
+  }
+  std::size_t size() const { return types_.size(); }
+
+ private:
+  std::deque<Shape> types_;
+  std::unordered_multimap<std::uint64_t, const Shape*> index_;
+};
+
 struct TensorData {
-  Shape type;                // dtype + dims (no layout)
+  const Shape& type;         // dtype + dims (no layout), interned in the e-graph's TypePool
   bool is_constant = false;  // computable at compile time from constants alone
-  friend bool operator==(const TensorData&, const TensorData&) = default;
+  friend bool operator==(const TensorData& a, const TensorData& b) {
+    return a.type == b.type && a.is_constant == b.is_constant;
+  }
 };
 
 class TensorAnalysis {
@@ -42,13 +69,11 @@ class TensorAnalysis {
       child_types_.push_back(&d.type);
       all_constant = all_constant && d.is_constant;
     }
-    Data data;
-    data.type = infer_type(*context_, node.op, child_types_);
-    data.is_constant = node.op.kind == NodeKind::Constant ||
-                       (node.op.kind == NodeKind::Operator && all_constant && !node.children.empty()) ||
-                       (node.op.kind == NodeKind::Operator && node.children.empty() &&
-                        node.op.opcode == hlo::Opcode::Iota);
-    return data;
+    const bool is_constant = node.op.kind == NodeKind::Constant ||
+                             (node.op.kind == NodeKind::Operator && all_constant && !node.children.empty()) ||
+                             (node.op.kind == NodeKind::Operator && node.children.empty() &&
+                              node.op.opcode == hlo::Opcode::Iota);
+    return Data{types_->intern(infer_type(*context_, node.op, child_types_)), is_constant};
   }
 
   // Members of one class must have one type: a rule that unites different types is a bug.
@@ -68,6 +93,8 @@ class TensorAnalysis {
  private:
   const SelectionContext* context_;
   std::vector<const Shape*> child_types_;
+  // Shared, so a copy of the analysis (and of its e-graph) keeps the types its data refers to.
+  std::shared_ptr<TypePool> types_ = std::make_shared<TypePool>();
 };
 
 using TensorGraph = egraph::EGraph<TensorLanguage, TensorAnalysis>;

@@ -115,7 +115,7 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
                   "rewrites.md MAX-6, MIN-6 (reversed); XLA operation semantics of Clamp"),
             "(clamp ?lo ?x ?hi)", [](const View& v) { return v.type("?x").dtype != DType::pred; },
             [](const View& v, Build& b) {
-              const Dims dims = v.type("?x").dims;  // a copy: adding nodes may move the class data
+              const Dims dims = v.type("?x").dims;
               const auto fit = [&](Id bound) {
                 if (Dims(b.g.data(bound).type.dims) == dims) return bound;
                 NodeAttributes a;  // a scalar bound (type inference allows no other shape)
