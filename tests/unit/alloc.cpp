@@ -372,6 +372,67 @@ TEST_CASE("an unsat core prunes every order whose interference graph contains it
   CHECK(gen.next() == std::nullopt);  // the only other order is the one just returned
 }
 
+TEST_CASE("an address is a unit address only when its form is beta + c or a constant") {
+  const isa::Instruction inst{.name = "mv", .alpha = {"n"}, .beta = {"addr_in", "addr_out"}};
+  const std::vector<std::int64_t> alpha{8};
+  auto unit = [&](const char* text) { return alloc::csp_detail::unit_address(sym::parse(text), inst, alpha); };
+  const auto plus = unit("addr_out + n * 2 - 1");
+  REQUIRE(plus);
+  CHECK(plus->beta == 1);
+  CHECK(plus->offset == 15);
+  const auto constant = unit("n / 3");
+  REQUIRE(constant);
+  CHECK(constant->beta < 0);
+  CHECK(constant->offset == 2);
+  const auto cancelled = unit("(addr_in + n) - n");
+  REQUIRE(cancelled);
+  CHECK(cancelled->beta == 0);
+  CHECK(cancelled->offset == 0);
+  // Sampling addr at 0, 1 and 7 cannot tell these from addr; their form can.
+  CHECK_FALSE(unit("addr_in % 8"));
+  CHECK_FALSE(unit("min(addr_in, 7)"));
+  CHECK_FALSE(unit("2 * addr_in"));
+  CHECK_FALSE(unit("addr_in + addr_out"));
+  CHECK_FALSE(unit("addr_in - addr_in + addr_out * 1 + unknown"));
+}
+
+TEST_CASE("the address equalities prove an unsat CSP and its one-edge core without Z3") {
+  const auto g = tiny_graph();
+  const auto kernel = tiny_kernel();
+  // Four rows: the in-place neg (2) writes where S (1) is, while dbl (3) still reads S.
+  const auto four = context_of<Tiny<4>>();
+  const auto values = alloc::analyze_values(g, four.isa, four.constants, sim::kernel_image(kernel));
+  const alloc::Schedule doomed = alloc::esun_schedule(values);
+  const auto ig = alloc::interference_graph(values, doomed);
+  alloc::CspSolver solver;
+  const auto fast = solver.solve(values, doomed, ig);
+  REQUIRE(fast.status == alloc::CspStatus::Unsat);
+  CHECK(fast.core == alloc::InterferenceGraph{{1, 2}});
+  CHECK(fast.stats.variables == 0);  // Z3 was not asked
+  alloc::CspOptions z3_only;
+  z3_only.equality_proofs = false;
+  const auto slow = solver.solve(values, doomed, ig, z3_only);
+  REQUIRE(slow.status == alloc::CspStatus::Unsat);
+  CHECK(slow.core == fast.core);
+  CHECK(slow.stats.variables > 0);
+  // One row: every value starts at row 0, so any two live together overlap; the better order
+  // (dbl before neg) still keeps X and Y live together for the add.
+  const auto one = context_of<Tiny<1>>();
+  const auto cramped = alloc::analyze_values(g, one.isa, one.constants, sim::kernel_image(kernel));
+  alloc::Schedule better = doomed;
+  better.order = {1, 3, 2, 4, 5};
+  const auto better_ig = alloc::interference_graph(cramped, better);
+  const auto r = solver.solve(cramped, better, better_ig);
+  REQUIRE(r.status == alloc::CspStatus::Unsat);
+  REQUIRE(r.core.size() == 1);
+  CHECK(alloc::contains_graph(better_ig, r.core));
+  CHECK(r.stats.variables == 0);
+  CHECK(r.message.find("cannot be separated") != std::string::npos);
+  // Where the equalities leave the rows free, they prove nothing and the schedule allocates.
+  const auto ok = solver.solve(values, better, alloc::interference_graph(values, better));
+  CHECK(ok.status == alloc::CspStatus::Sat);
+}
+
 TEST_CASE("forced interference: which pairs of values every schedule keeps live together") {
   const auto g = tiny_graph();
   const auto ctx = context_of<Tiny<4>>();

@@ -75,8 +75,9 @@ namespace allocate_detail {
 // registers live: over 9 s). The smallest core over all buffers and times, as Z3's would be: a
 // small core prunes more orders, and the live-range split picks among its edges (regression
 // qkv_spill_424242_7 needs the two-value core in d2, not a three-value one in d1). Nothing when
-// that core has fewer than kMinOverfullCore values: Z3 decides a pair at once, and its cores
-// for pairs serve the repairs better (with the pair as the core, one QKV random kernel of
+// that core has fewer than kMinOverfullCore values: the CSP solver decides a pair at once (by
+// the address equalities and bounds, csp.hpp forced_conflict, or Z3), and its cores for pairs
+// serve the repairs better (with the pair as the core, one QKV random kernel of
 // bench/compile_time took 2.2 s instead of under 0.2 s).
 inline constexpr std::size_t kMinOverfullCore = 3;
 inline std::optional<CspResult> overfull_point(const GraphValues& values, const Schedule& schedule) {

@@ -23,6 +23,8 @@
 // Solving: first a constructive assignment (weighted union-find over the equalities of CSP1-3
 // and the identity instructions, solved for addresses of the form `beta + c`, then first-fit of
 // each free class in schedule order) checked against every constraint above; when that fails,
+// the same equalities may prove the CSP unsatisfiable (they fix two interfering values to
+// overlap: that edge is the core; or they contradict each other); otherwise
 // Z3 over linear integer arithmetic: one context per CspSolver and a fresh plain SMT solver per
 // problem. CSP4 edges are guarded by indicator literals so an unsat answer yields an unsat
 // core: the interference edges it needs, a subgraph for §6.4 pruning (empty: no schedule can
@@ -63,6 +65,7 @@ enum class SolvedBy { None, Constructive, Z3 };
 struct CspOptions {
   bool constructive = true;         // try the constructive assignment first
   bool use_z3 = true;               // fall back to Z3 (the complete answer)
+  bool equality_proofs = true;      // before Z3: unsat when the address equalities alone prove it
   bool deterministic = true;        // random_seed 0, one thread; false lets Z3 use two threads
   bool minimize_footprint = false;  // z3::optimize: minimise the summed peak of every buffer
   unsigned timeout_ms = 0;          // per Z3 call; 0: none (prefer rlimit for reproducibility)
@@ -108,6 +111,87 @@ inline std::optional<std::int64_t> eval(const sym::Expr& e, const AttributeEnv& 
   const auto r = sym::try_evaluate(e, env);
   if (!r.ok()) return std::nullopt;
   return r.value;
+}
+
+// An address expression that is exactly `beta + offset` for one beta of its instruction, or the
+// constant `offset` (beta < 0), with the node's alpha substituted. Decided on the expression's
+// form, not by sampling: only sums, differences, negations and products by constants of beta are
+// followed; anything else (a beta under div, mod, min or a comparison, a beta scaled by other
+// than 1) is not a unit address.
+struct UnitAddress {
+  int beta = -1;
+  std::int64_t offset = 0;
+};
+
+// Values of the form coefficient * beta[which] + constant (which < 0: a constant).
+struct AffineDomain {
+  struct Value {
+    bool ok = true;
+    int which = -1;
+    std::int64_t coefficient = 0, constant = 0;
+  };
+  const isa::Instruction* inst;
+  const std::vector<std::int64_t>* alpha;
+
+  static Value bad() { return Value{false, -1, 0, 0}; }
+  Value constant(std::int64_t c) const { return Value{true, -1, 0, c}; }
+  template <class Env>
+  Value variable(std::string_view name, const Env&) const {
+    for (std::size_t k = 0; k < inst->alpha.size(); ++k)
+      if (inst->alpha[k] == name) return constant((*alpha)[k]);
+    for (std::size_t k = 0; k < inst->beta.size(); ++k)
+      if (inst->beta[k] == name) return Value{true, static_cast<int>(k), 1, 0};
+    return bad();
+  }
+  Value unary(sym::Op op, Value a) const {
+    std::int64_t c = 0, k = 0;
+    if (!a.ok || op != sym::Op::Neg || __builtin_sub_overflow(std::int64_t{0}, a.constant, &c) ||
+        __builtin_sub_overflow(std::int64_t{0}, a.coefficient, &k))
+      return bad();
+    return Value{true, a.which, k, c};
+  }
+  Value binary(sym::Op op, Value a, Value b) const {
+    if (!a.ok || !b.ok) return bad();
+    if (a.which < 0 && b.which < 0) {  // two constants: the integer meaning
+      sym::IntDomain d;
+      const std::int64_t x = d.binary(op, a.constant, b.constant);
+      return d.error.empty() ? constant(x) : bad();
+    }
+    Value r{true, a.which >= 0 ? a.which : b.which, 0, 0};
+    switch (op) {
+      case sym::Op::Add:
+      case sym::Op::Sub: {
+        if (a.which >= 0 && b.which >= 0 && a.which != b.which) return bad();
+        const bool add = op == sym::Op::Add;
+        const bool fail = add ? __builtin_add_overflow(a.coefficient, b.coefficient, &r.coefficient) ||
+                                    __builtin_add_overflow(a.constant, b.constant, &r.constant)
+                              : __builtin_sub_overflow(a.coefficient, b.coefficient, &r.coefficient) ||
+                                    __builtin_sub_overflow(a.constant, b.constant, &r.constant);
+        if (fail) return bad();
+        if (r.coefficient == 0) r.which = -1;
+        return r;
+      }
+      case sym::Op::Mul: {
+        const Value& scale = a.which < 0 ? a : b;
+        const Value& term = a.which < 0 ? b : a;
+        if (__builtin_mul_overflow(term.coefficient, scale.constant, &r.coefficient) ||
+            __builtin_mul_overflow(term.constant, scale.constant, &r.constant))
+          return bad();
+        if (r.coefficient == 0) r.which = -1;
+        return r;
+      }
+      default: return bad();
+    }
+  }
+};
+
+inline std::optional<UnitAddress> unit_address(const sym::Expr& e, const isa::Instruction& inst,
+                                               const std::vector<std::int64_t>& alpha) {
+  if (e.root < 0 || e.root >= e.count) return std::nullopt;
+  AffineDomain domain{&inst, &alpha};
+  const AffineDomain::Value value = sym::evaluate_in(domain, e, 0);
+  if (!value.ok || (value.which >= 0 && value.coefficient != 1)) return std::nullopt;
+  return UnitAddress{value.which, value.constant};
 }
 
 // Weighted union-find over integer unknowns: value(x) = value(parent(x)) + offset(x).
@@ -271,71 +355,141 @@ inline std::optional<std::string> check_assignment(const GraphValues& v, const I
   return std::nullopt;
 }
 
-// The cheap path: equalities solved by a weighted union-find, free classes placed first-fit in
-// schedule order. Returns nothing when it cannot build an assignment that passes
-// check_assignment (Z3 then decides).
-inline std::optional<Assignment> constructive_assignment(const GraphValues& v, const Schedule& schedule,
-                                                         const InterferenceGraph& interference) {
-  using csp_detail::OffsetUnionFind;
+// The equalities of CSP1-3 and the identity instructions that are exact in the unknowns: every
+// slice start and every beta is a union-find element; an address expression joins its slice
+// start to one beta (`beta + c`, unit_address) or pins it (a constant). `complete` is false when
+// some address expression has another form: the closure then knows fewer equalities than the
+// CSP states (still each one it knows holds in every solution). `contradiction`: the
+// equalities it knows cannot all hold, so the CSP is unsatisfiable whatever the schedule.
+struct AddressEqualities {
+  csp_detail::OffsetUnionFind uf;
+  std::vector<std::vector<std::size_t>> coord, beta;  // per node: its start per dim, its betas
+  bool complete = true;
+  bool contradiction = false;
+};
+
+inline AddressEqualities address_equalities(const GraphValues& v) {
   const std::size_t n = v.size();
-  OffsetUnionFind uf;
-  std::vector<std::vector<std::size_t>> coord(n), beta(n);
+  AddressEqualities q;
+  auto& uf = q.uf;
+  q.coord.resize(n);
+  q.beta.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t d = 0; d < v.length[i].size(); ++d) coord[i].push_back(uf.add());
+    for (std::size_t d = 0; d < v.length[i].size(); ++d) q.coord[i].push_back(uf.add());
     if (v.node(i).kind == select::PiiNodeKind::Pii)
-      for (std::size_t j = 0; j < v.prepared(i).instruction->beta.size(); ++j) beta[i].push_back(uf.add());
+      for (std::size_t j = 0; j < v.prepared(i).instruction->beta.size(); ++j) q.beta[i].push_back(uf.add());
   }
-  // Equalities. An address expression must be a constant or `beta + c` for one beta.
-  auto relate = [&](std::size_t i, const sym::Expr& e, std::size_t target) -> bool {
+  auto holds = [&](bool ok) {
+    if (!ok) q.contradiction = true;
+  };
+  auto relate = [&](std::size_t i, const sym::Expr& e, std::size_t target) {
     const PreparedInstruction& p = v.prepared(i);
-    const auto& names = p.instruction->beta;
-    int which = -1;
-    for (std::string_view id : sym::free_identifiers(e))
-      for (std::size_t j = 0; j < names.size(); ++j)
-        if (names[j] == id) {
-          if (which >= 0 && which != static_cast<int>(j)) return false;
-          which = static_cast<int>(j);
-        }
-    auto at = [&](std::int64_t x) {
-      std::vector<std::optional<std::int64_t>> b(names.size(), std::int64_t{0});
-      if (which >= 0) b[static_cast<std::size_t>(which)] = x;
-      return csp_detail::eval(e, csp_detail::AttributeEnv{p.instruction, &v.node(i).alpha, &b});
-    };
-    const auto f0 = at(0);
-    if (!f0) return false;
-    if (which < 0) return uf.pin(target, *f0);
-    const auto f1 = at(1), f7 = at(7);
-    if (!f1 || !f7 || *f1 - *f0 != 1 || *f7 - *f0 != 7) return false;
-    return uf.unite(target, beta[i][static_cast<std::size_t>(which)], *f0);
+    const auto address = csp_detail::unit_address(e, *p.instruction, v.node(i).alpha);
+    if (!address) {
+      q.complete = false;
+      return;
+    }
+    if (address->beta < 0) holds(uf.pin(target, address->offset));
+    else holds(uf.unite(target, q.beta[i][static_cast<std::size_t>(address->beta)], address->offset));
   };
   for (std::size_t i = 0; i < n; ++i) {
     const select::PiiNode& x = v.node(i);
-    if (v.pinned[i] && !uf.pin(coord[i][0], *v.pinned[i])) return std::nullopt;
+    const auto& coord = q.coord;
+    if (v.pinned[i]) holds(uf.pin(coord[i][0], *v.pinned[i]));
     if (x.kind == select::PiiNodeKind::SliceH) {
-      for (std::size_t d = 0; d < coord[i].size(); ++d)
-        if (!uf.unite(coord[i][d], coord[x.operands[0]][d], x.slice[d].start)) return std::nullopt;
+      for (std::size_t d = 0; d < coord[i].size(); ++d) holds(uf.unite(coord[i][d], coord[x.operands[0]][d], x.slice[d].start));
     } else if (x.kind == select::PiiNodeKind::ConcatH) {
       std::int64_t offset = 0;
       const auto dim = static_cast<std::size_t>(x.dimension);
       for (std::size_t o : x.operands) {
-        for (std::size_t d = 0; d < coord[i].size(); ++d)
-          if (!uf.unite(coord[o][d], coord[i][d], d == dim ? offset : 0)) return std::nullopt;
+        for (std::size_t d = 0; d < coord[i].size(); ++d) holds(uf.unite(coord[o][d], coord[i][d], d == dim ? offset : 0));
         offset += v.length[o][dim];
       }
     } else if (x.kind == select::PiiNodeKind::OverlayH) {
-      for (std::size_t k = 0; k < x.operands.size(); ++k)
-        if (!uf.unite(coord[x.operands[k]][0], coord[i][0], x.offsets[k])) return std::nullopt;
+      for (std::size_t k = 0; k < x.operands.size(); ++k) holds(uf.unite(coord[x.operands[k]][0], coord[i][0], x.offsets[k]));
     } else if (x.kind == select::PiiNodeKind::Pii) {
       const PreparedInstruction& p = v.prepared(i);
-      for (std::size_t d = 0; d < coord[i].size(); ++d)
-        if (!relate(i, p.output.start[d], coord[i][d])) return std::nullopt;
+      for (std::size_t d = 0; d < coord[i].size(); ++d) relate(i, p.output.start[d], coord[i][d]);
       for (std::size_t k = 0; k < x.operands.size(); ++k) {
         if (v.node(x.operands[k]).kind == select::PiiNodeKind::Undefined) continue;
-        for (std::size_t d = 0; d < coord[x.operands[k]].size(); ++d)
-          if (!relate(i, p.inputs[k].start[d], coord[x.operands[k]][d])) return std::nullopt;
+        for (std::size_t d = 0; d < coord[x.operands[k]].size(); ++d) relate(i, p.inputs[k].start[d], coord[x.operands[k]][d]);
       }
     }
   }
+  return q;
+}
+
+// Unsatisfiability the equalities and the buffer bounds (CSP1) prove without Z3. Each class of
+// the equalities gets the range its members' bounds allow (a pinned class: its value). The CSP
+// is unsatisfiable with an empty core when the equalities contradict each other or a range is
+// empty; with the core {a, b} when some interference edge (a, b), the first such, cannot be
+// separated along any access dim: there the two are fixed relative to each other (one class) so
+// that they overlap, or their ranges leave no room for one to lie before the other. A QKV value
+// as wide as its buffer, for one, has its column start fixed at 0. Nothing when this proves
+// nothing (Z3 decides).
+inline std::optional<CspResult> forced_conflict(const GraphValues& v, const InterferenceGraph& interference,
+                                                AddressEqualities& q) {
+  CspResult r;
+  r.status = CspStatus::Unsat;
+  if (q.contradiction) {
+    r.message = "the allocation CSP is unsatisfiable whatever the schedule (its address equalities contradict each other)";
+    return r;
+  }
+  struct Range {
+    std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+  };
+  std::map<std::size_t, Range> range;  // per class root
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v.node(i).kind == select::PiiNodeKind::Undefined) continue;
+    for (std::size_t d = 0; d < v.length[i].size(); ++d) {
+      auto [root, offset] = q.uf.find(q.coord[i][d]);
+      Range& c = range[root];
+      if (auto pin = q.uf.pinned_root(root)) c.lo = c.hi = *pin;
+      const std::int64_t lo = d == 0 ? csp_detail::lower_bound_of(v, i) : 0;
+      c.lo = std::max(c.lo, lo - offset);
+      c.hi = std::min({c.hi, csp_detail::upper_bound_of(v, i, d) - v.footprint[i][d] - offset,
+                       v.buffer_of(i).access_dims[d] - v.length[i][d] - offset});
+      if (c.lo <= c.hi) continue;
+      r.message = fmt::format(
+          "the allocation CSP is unsatisfiable whatever the schedule (its address equalities leave %{} no room along dim {} of '{}')",
+          i, d, v.buffer_of(i).name);
+      return r;
+    }
+  }
+  for (const auto& [a, b] : interference) {
+    bool overlap = true;
+    for (std::size_t d = 0; d < v.length[a].size() && overlap; ++d) {
+      auto [ra, oa] = q.uf.find(q.coord[a][d]);
+      auto [rb, ob] = q.uf.find(q.coord[b][d]);
+      const std::int64_t fa = v.footprint[a][d], fb = v.footprint[b][d];
+      if (ra == rb) {  // start(b) - start(a) is fixed
+        const std::int64_t gap = ob - oa;
+        overlap = gap < fa && -gap < fb;
+      } else {  // can a lie before b, or b before a?
+        const Range& x = range[ra];
+        const Range& y = range[rb];
+        overlap = x.lo + oa + fa > y.hi + ob && y.lo + ob + fb > x.hi + oa;
+      }
+    }
+    if (!overlap) continue;
+    r.core.emplace_back(a, b);
+    r.message = fmt::format(
+        "the allocation CSP is unsatisfiable; %{} and %{} are live together, and their addresses cannot be separated", a, b);
+    return r;
+  }
+  return std::nullopt;
+}
+
+// The cheap path: equalities solved by a weighted union-find, free classes placed first-fit in
+// schedule order. Returns nothing when it cannot build an assignment that passes
+// check_assignment (Z3 then decides).
+inline std::optional<Assignment> constructive_assignment(const GraphValues& v, const Schedule& schedule,
+                                                         const InterferenceGraph& interference, AddressEqualities& q) {
+  if (!q.complete || q.contradiction) return std::nullopt;
+  const std::size_t n = v.size();
+  auto& uf = q.uf;
+  const auto& coord = q.coord;
+  const auto& beta = q.beta;
   // Classes: members (node, dim, offset to the class value); known values for pinned classes.
   struct Member {
     std::size_t node, dim;
@@ -429,6 +583,12 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
   return a;
 }
 
+inline std::optional<Assignment> constructive_assignment(const GraphValues& v, const Schedule& schedule,
+                                                         const InterferenceGraph& interference) {
+  AddressEqualities equalities = address_equalities(v);
+  return constructive_assignment(v, schedule, interference, equalities);
+}
+
 // The CSPs of one compile's schedules: the Z3 context lives as long as this object, each
 // problem gets its own solver.
 class CspSolver {
@@ -442,15 +602,22 @@ class CspSolver {
       result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return std::move(result);
     };
+    AddressEqualities equalities = address_equalities(v);
     if (options.constructive) {
       result.stats.constructive_tried = true;
-      if (auto a = constructive_assignment(v, schedule, interference)) {
+      if (auto a = constructive_assignment(v, schedule, interference, equalities)) {
         result.status = CspStatus::Sat;
         result.assignment = std::move(a);
         result.stats.solved_by = SolvedBy::Constructive;
         return finish();
       }
     }
+    if (options.equality_proofs)
+      if (std::optional<CspResult> conflict = forced_conflict(v, interference, equalities)) {
+        conflict->stats = result.stats;
+        result = std::move(*conflict);
+        return finish();
+      }
     if (!options.use_z3) {
       result.status = CspStatus::Unknown;
       result.message = "the constructive assignment failed and Z3 is disabled";
