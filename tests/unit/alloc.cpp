@@ -314,6 +314,54 @@ TEST_CASE("Z3's optimizer packs the QKV graph into the smallest footprint") {
   require_verifies(kernel, ctx.isa, *r.program);
 }
 
+TEST_CASE("the constructive assignment retries the classes with the fewest values allowed first") {
+  // B (32 rows) lives while A (64 rows) is loaded; C (64 rows) is loaded after B is stored and
+  // lives with A. First-fit in schedule order puts B at row 0 and A at row 32, leaving C, which
+  // must start at row 64 or before, no room in d1's 128 rows. Tightest first: A at 0, C at 64,
+  // B at 64 (it never meets C).
+  const auto kernel = hlo::parse_module(R"(HloModule tightest
+ENTRY main {
+  %a = bf16[64,64] parameter(0)
+  %b = bf16[32,64] parameter(1)
+  %c = bf16[64,64] parameter(2)
+  %s = bf16[64,64] dot(%a, %c), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT %out = (bf16[32,64], bf16[64,64]) tuple(%b, %s)
+})");
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 8192));                                // 0 a
+  n.push_back(leaf(1, 4096));                                // 1 b
+  n.push_back(leaf(2, 8192));                                // 2 c
+  n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {1}));       // 3 B
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {0}));       // 4 A
+  n.push_back(pii(kStoreRm, {32}, kD0, bytes(4096), {3}));   // 5 output 0
+  n.push_back(pii(kLoadCm, {64}, kD1, rows(64), {2}));       // 6 C
+  n.push_back(pii(kGemm, {}, kD2, rows(64), {4, 6}));        // 7 A Cᵀ
+  n.push_back(pii(kMov, {64}, kD1, rows(64), {7}));          // 8
+  n.push_back(pii(kStoreRm, {64}, kD0, bytes(8192), {8}));   // 9 output 1
+  const select::PiiGraph g(std::move(n), {5, 9});
+  const auto ctx = qkv_context();
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
+  // PiiGraph renumbers its nodes: find them by instruction and rows.
+  auto find = [&](std::int64_t instruction, std::vector<std::int64_t> alpha) {
+    for (std::size_t i = 0; i < g.nodes().size(); ++i)
+      if (g.node(i).kind == PiiNodeKind::Pii && g.node(i).index == instruction && g.node(i).alpha == alpha) return i;
+    FAIL("no such node");
+    return std::size_t{0};
+  };
+  const std::size_t b = find(kLoadRm, {32}), a = find(kLoadRm, {64}), c = find(kLoadCm, {64});
+  const alloc::Schedule order{{b, a, find(kStoreRm, {32}), c, find(kGemm, {}), find(kMov, {64}), find(kStoreRm, {64})}};
+  const auto ig = alloc::interference_graph(values, order);
+  REQUIRE(alloc::contains_graph(ig, alloc::InterferenceGraph{{std::min(a, b), std::max(a, b)}, {std::min(a, c), std::max(a, c)}}));
+  REQUIRE_FALSE(alloc::contains_graph(ig, alloc::InterferenceGraph{{std::min(b, c), std::max(b, c)}}));
+  const auto placed = alloc::constructive_assignment(values, order, ig);
+  REQUIRE(placed);
+  CHECK_FALSE(alloc::check_assignment(values, ig, *placed));
+  CHECK(placed->start[a][0] == 0);
+  CHECK(placed->start[c][0] == 64);
+  CHECK(placed->start[b][0] == 64);
+  require_verifies(kernel, ctx.isa, alloc::emit(values, order, *placed));
+}
+
 TEST_CASE("check_assignment rejects an allocation that breaks CSP2 or CSP4") {
   const auto g = qkv_attention_graph();
   const auto ctx = qkv_context();

@@ -22,7 +22,8 @@
 //         one access dimension: a.start[d] + a.len[d] <= b.start[d] or the converse.
 // Solving: first a constructive assignment (weighted union-find over the equalities of CSP1-3
 // and the identity instructions, solved for addresses of the form `beta + c`, then first-fit of
-// each free class in schedule order) checked against every constraint above; when that fails,
+// each free class in schedule order, and again most constrained first when that fails) checked
+// against every constraint above; when that fails,
 // the same equalities may prove the CSP unsatisfiable (they fix two interfering values to
 // overlap: that edge is the core; or they contradict each other); otherwise
 // Z3 over linear integer arithmetic: one context per CspSolver and a fresh plain SMT solver per
@@ -481,8 +482,8 @@ inline std::optional<CspResult> forced_conflict(const GraphValues& v, const Inte
 }
 
 // The cheap path: equalities solved by a weighted union-find, free classes placed first-fit in
-// schedule order. Returns nothing when it cannot build an assignment that passes
-// check_assignment (Z3 then decides).
+// schedule order (then, if one finds no room, in order of fewest values allowed). Returns
+// nothing when it cannot build an assignment that passes check_assignment (Z3 then decides).
 inline std::optional<Assignment> constructive_assignment(const GraphValues& v, const Schedule& schedule,
                                                          const InterferenceGraph& interference, AddressEqualities& q) {
   if (!q.complete || q.contradiction) return std::nullopt;
@@ -530,7 +531,8 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
     }
     return s;
   };
-  for (const auto& [first, c] : order) {
+  // The values a class may take: its members' buffer bounds.
+  auto range_of = [&](std::size_t c) {
     std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
     for (const Member& m : members[c]) {
       const auto& buffer = v.buffer_of(m.node);
@@ -538,31 +540,52 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
       hi = std::min(hi, csp_detail::upper_bound_of(v, m.node, m.dim) - v.footprint[m.node][m.dim] - m.offset);
       hi = std::min(hi, buffer.access_dims[m.dim] - v.length[m.node][m.dim] - m.offset);
     }
-    std::int64_t x = lo;
-    bool placed = false;
-    for (int guard = 0; guard < 100000 && x <= hi; ++guard) {
-      std::optional<std::int64_t> jump;
-      for (const Member& m : members[c]) {
-        if (!v.storage[m.node]) continue;
-        const auto s = start_of(m.node, c, x);
-        if (!s) continue;
-        for (std::size_t w : neighbours[m.node]) {
-          const auto sw = start_of(w, c, x);
-          if (!sw || csp_detail::separated(*s, v.footprint[m.node], *sw, v.footprint[w])) continue;
-          jump = (*sw)[m.dim] + v.footprint[w][m.dim] - m.offset;
-          break;
+    return std::pair{lo, hi};
+  };
+  // Each class of `classes` in turn at its lowest value clear of the classes placed before it.
+  const std::map<std::size_t, std::int64_t> pinned = value;
+  auto place = [&](const std::vector<std::pair<std::int64_t, std::size_t>>& classes) {
+    value = pinned;
+    for (const auto& [key, c] : classes) {
+      auto [x, hi] = range_of(c);
+      bool placed = false;
+      for (int guard = 0; guard < 100000 && x <= hi; ++guard) {
+        std::optional<std::int64_t> jump;
+        for (const Member& m : members[c]) {
+          if (!v.storage[m.node]) continue;
+          const auto s = start_of(m.node, c, x);
+          if (!s) continue;
+          for (std::size_t w : neighbours[m.node]) {
+            const auto sw = start_of(w, c, x);
+            if (!sw || csp_detail::separated(*s, v.footprint[m.node], *sw, v.footprint[w])) continue;
+            jump = (*sw)[m.dim] + v.footprint[w][m.dim] - m.offset;
+            break;
+          }
+          if (jump) break;
         }
-        if (jump) break;
+        if (jump) {
+          x = std::max(*jump, x + 1);
+          continue;
+        }
+        placed = true;
+        break;
       }
-      if (jump) {
-        x = std::max(*jump, x + 1);
-        continue;
-      }
-      placed = true;
-      break;
+      if (!placed) return false;
+      value[c] = x;
     }
-    if (!placed) return std::nullopt;
-    value[c] = x;
+    return true;
+  };
+  // Schedule order first; when a class finds no room, the classes with the fewest values
+  // allowed first (a value as long as its buffer goes before the short ones that would take
+  // its rows), ties in schedule order.
+  if (!place(order)) {
+    std::vector<std::pair<std::int64_t, std::size_t>> tightest;
+    for (const auto& [first, c] : order) {
+      const auto [lo, hi] = range_of(c);
+      tightest.emplace_back(hi - lo, c);
+    }
+    std::stable_sort(tightest.begin(), tightest.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (!place(tightest)) return std::nullopt;
   }
   Assignment a;
   a.start.resize(n);
