@@ -23,14 +23,14 @@
 // Solving: first a constructive assignment (weighted union-find over the equalities of CSP1-3
 // and the identity instructions, solved for addresses of the form `beta + c`, then first-fit of
 // each free class in schedule order, and again most constrained first when that fails) checked
-// against every constraint above; when that fails,
-// the same equalities may prove the CSP unsatisfiable (they fix two interfering values to
-// overlap: that edge is the core; or they contradict each other); otherwise
-// Z3 over linear integer arithmetic: one context per CspSolver and a fresh plain SMT solver per
-// problem. CSP4 edges are guarded by indicator literals so an unsat answer yields an unsat
-// core: the interference edges it needs, a subgraph for §6.4 pruning (empty: no schedule can
-// succeed). Deterministic by default (random_seed 0, one thread, and a fresh solver per problem
-// so a problem's answer does not depend on the ones solved before it).
+// against every constraint above; when that fails, the same equalities may prove the CSP
+// unsatisfiable (they fix two interfering values to overlap: that edge is the core; or they
+// contradict each other); otherwise Z3 over linear integer arithmetic: one context per
+// CspSolver (made when first needed) and a fresh plain SMT solver per problem. CSP4 edges are
+// guarded by indicator literals so an unsat answer yields an unsat core: the interference edges
+// it needs, a subgraph for §6.4 pruning (empty: no schedule can succeed). Deterministic by
+// default (random_seed 0, one thread, and a fresh solver per problem so a problem's answer does
+// not depend on the ones solved before it).
 #pragma once
 
 #include <algorithm>
@@ -669,9 +669,9 @@ class CspSolver {
     Encoding e;
     auto fresh = [&](std::string name) {
       ++e.variables;
-      return ctx_.int_const(name.c_str());
+      return context().int_const(name.c_str());
     };
-    auto num = [&](std::int64_t x) { return ctx_.int_val(static_cast<int64_t>(x)); };
+    auto num = [&](std::int64_t x) { return context().int_val(static_cast<int64_t>(x)); };
     e.start.resize(n);
     e.beta.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -720,7 +720,7 @@ class CspSolver {
         throw Error(ErrorKind::Internal, fmt::format("'{}' is not an attribute of '{}'", name, inst.name));
       };
       std::vector<z3::expr> side;
-      auto term = [&](const sym::Expr& ex) { return sym::to_z3(ex, ctx_, env, &side); };
+      auto term = [&](const sym::Expr& ex) { return sym::to_z3(ex, context(), env, &side); };
       for (const auto& c : p.constraints) {
         z3::expr t = term(c);
         e.assertions.push_back(t.is_bool() ? t : t != num(0));
@@ -738,7 +738,7 @@ class CspSolver {
       for (auto& s : side) e.assertions.push_back(s);
     }
     for (const auto& [a, b] : interference) {
-      z3::expr any = ctx_.bool_val(false);
+      z3::expr any = context().bool_val(false);
       for (std::size_t d = 0; d < v.length[a].size(); ++d)
         any = any || (e.start[a][d] + num(v.footprint[a][d]) <= e.start[b][d]) ||
               (e.start[b][d] + num(v.footprint[b][d]) <= e.start[a][d]);
@@ -786,20 +786,20 @@ class CspSolver {
     result.stats.variables = e.variables;
     result.stats.constraints = e.assertions.size() + e.disjoint.size();
     if (options.minimize_footprint) {
-      z3::optimize opt(ctx_);
-      z3::params p(ctx_);
+      z3::optimize opt(context());
+      z3::params p(context());
       configure(p, options, false);
       opt.set(p);
       for (const auto& x : e.assertions) opt.add(x);
       for (const auto& x : e.disjoint) opt.add(x);
       // Footprint: per buffer, the largest end along dim 0 of its non-leaf storage.
-      z3::expr total = ctx_.int_val(0);
+      z3::expr total = context().int_val(0);
       for (std::size_t b = 0; b < v.isa.buffers.size(); ++b) {
-        z3::expr peak = ctx_.int_const(fmt::format("peak{}", b).c_str());
+        z3::expr peak = context().int_const(fmt::format("peak{}", b).c_str());
         bool any = false;
         for (std::size_t i = 0; i < v.size(); ++i)
           if (v.storage[i] && !v.node(i).is_leaf() && static_cast<std::size_t>(v.node(i).buffer) == b) {
-            opt.add(peak >= e.start[i][0] + ctx_.int_val(static_cast<int64_t>(v.length[i][0])));
+            opt.add(peak >= e.start[i][0] + context().int_val(static_cast<int64_t>(v.length[i][0])));
             any = true;
           }
         if (any) total = total + peak;
@@ -815,14 +815,14 @@ class CspSolver {
     // A fresh solver per problem: its answer cannot depend on the problems solved before it, and
     // Z3's plain SMT kernel (`simple`) skips the combined solver's set-up, which a reset solver
     // repeats at every push (most of a small CSP's time).
-    z3::solver solver(ctx_, z3::solver::simple());
-    z3::params p(ctx_);
+    z3::solver solver(context(), z3::solver::simple());
+    z3::params p(context());
     configure(p, options, true);
     solver.set(p);
     for (const auto& x : e.assertions) solver.add(x);
-    z3::expr_vector guards(ctx_);
+    z3::expr_vector guards(context());
     for (std::size_t k = 0; k < e.disjoint.size(); ++k) {
-      z3::expr g = ctx_.bool_const(fmt::format("edge{}", k).c_str());
+      z3::expr g = context().bool_const(fmt::format("edge{}", k).c_str());
       solver.add(z3::implies(g, e.disjoint[k]));
       guards.push_back(g);
     }
@@ -851,10 +851,16 @@ class CspSolver {
     }
   }
 
-  // Created with this object, not lazily at the first problem that needs Z3: a context takes
-  // about 19 MB, and one allocated mid-compile (after the e-graph took the heap) faults in fresh
-  // pages at every compile of a long-running process (QKV compile_time medians 35 -> 90-120 ms).
-  z3::context ctx_;
+  // Created at the first problem that needs Z3. A context takes about 19 MB: about 50 ms of
+  // page faults in a fresh process, and about 3 ms of a compile even in a warm one, while most
+  // compiles never ask Z3 (the constructive path and forced_conflict answer them). Allocated
+  // mid-compile, after the e-graph took the heap, it costs its pages again at every compile that
+  // needs it (about 50 ms, QKV compile_time); that was the right trade when most did.
+  z3::context& context() {
+    if (!ctx_) ctx_.emplace();
+    return *ctx_;
+  }
+  std::optional<z3::context> ctx_;
 };
 
 }  // namespace act::alloc
