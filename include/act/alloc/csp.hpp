@@ -115,10 +115,7 @@ inline std::optional<std::int64_t> eval(const sym::Expr& e, const AttributeEnv& 
 }
 
 // An address expression that is exactly `beta + offset` for one beta of its instruction, or the
-// constant `offset` (beta < 0), with the node's alpha substituted. Decided on the expression's
-// form, not by sampling: only sums, differences, negations and products by constants of beta are
-// followed; anything else (a beta under div, mod, min or a comparison, a beta scaled by other
-// than 1) is not a unit address.
+// constant `offset` (beta < 0), with the node's alpha substituted (unit_address below).
 struct UnitAddress {
   int beta = -1;
   std::int64_t offset = 0;
@@ -186,6 +183,9 @@ struct AffineDomain {
   }
 };
 
+// Decided on the expression's form, not by sampling: only sums, differences, negations and
+// products by constants of beta are followed; anything else (a beta under div, mod, min or a
+// comparison, a beta scaled by other than 1) is not a unit address.
 inline std::optional<UnitAddress> unit_address(const sym::Expr& e, const isa::Instruction& inst,
                                                const std::vector<std::int64_t>& alpha) {
   if (e.root < 0 || e.root >= e.count) return std::nullopt;
@@ -425,8 +425,8 @@ inline AddressEqualities address_equalities(const GraphValues& v) {
 // is unsatisfiable with an empty core when the equalities contradict each other or a range is
 // empty; with the core {a, b} when some interference edge (a, b), the first such, cannot be
 // separated along any access dim: there the two are fixed relative to each other (one class) so
-// that they overlap, or their ranges leave no room for one to lie before the other. A QKV value
-// as wide as its buffer, for one, has its column start fixed at 0. Nothing when this proves
+// that they overlap, or their ranges leave no room for one to lie before the other (two values
+// of more than 32 rows live together in QKV's 64-row d2, for one). Nothing when this proves
 // nothing (Z3 decides).
 inline std::optional<CspResult> forced_conflict(const GraphValues& v, const InterferenceGraph& interference,
                                                 AddressEqualities& q) {
@@ -444,8 +444,9 @@ inline std::optional<CspResult> forced_conflict(const GraphValues& v, const Inte
     if (v.node(i).kind == select::PiiNodeKind::Undefined) continue;
     for (std::size_t d = 0; d < v.length[i].size(); ++d) {
       auto [root, offset] = q.uf.find(q.coord[i][d]);
-      Range& c = range[root];
-      if (auto pin = q.uf.pinned_root(root)) c.lo = c.hi = *pin;
+      auto [entry, fresh] = range.try_emplace(root);
+      Range& c = entry->second;
+      if (auto pin = q.uf.pinned_root(root); fresh && pin) c.lo = c.hi = *pin;
       const std::int64_t lo = d == 0 ? csp_detail::lower_bound_of(v, i) : 0;
       c.lo = std::max(c.lo, lo - offset);
       c.hi = std::min({c.hi, csp_detail::upper_bound_of(v, i, d) - v.footprint[i][d] - offset,
@@ -466,10 +467,10 @@ inline std::optional<CspResult> forced_conflict(const GraphValues& v, const Inte
       if (ra == rb) {  // start(b) - start(a) is fixed
         const std::int64_t gap = ob - oa;
         overlap = gap < fa && -gap < fb;
-      } else {  // can a lie before b, or b before a?
-        const Range& x = range[ra];
-        const Range& y = range[rb];
-        overlap = x.lo + oa + fa > y.hi + ob && y.lo + ob + fb > x.hi + oa;
+      } else {  // can a lie before b, or b before a? (a class no bound reached: yes)
+        const auto x = range.find(ra), y = range.find(rb);
+        overlap = x != range.end() && y != range.end() && x->second.lo + oa + fa > y->second.hi + ob &&
+                  y->second.lo + ob + fb > x->second.hi + oa;
       }
     }
     if (!overlap) continue;
