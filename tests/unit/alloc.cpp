@@ -220,6 +220,65 @@ Phase2Context context_of() {
 
 }  // namespace
 
+TEST_CASE("the esun order that counts what a concat^H holds builds the operand that needs room first") {
+  // out = concat^H(concat^H(A1, A2), B), 112 rows. B is 16 rows of a transposing store: building
+  // it holds 64 rows of d1. A1 and A2 hold 96 rows once loaded, and 96 + 64 > 128, so B has to
+  // be built before them. The esun order gives identity nodes no memory: the inner concat^H
+  // looks free and A1 and A2 are loaded first. Phase 2 tries the order that counts the
+  // storage identity nodes alias before splitting live ranges.
+  constexpr std::int64_t kStoreCm = 3;
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 6144));                                                                        // 0 in0
+  n.push_back(leaf(1, 8192));                                                                        // 1 in1
+  n.push_back(leaf(2, 6144));                                                                        // 2 in2
+  n.push_back(pii(kLoadRm, {48}, kD1, rows(48), {0}));                                               // 3 A1
+  n.push_back(pii(kLoadRm, {48}, kD1, rows(48), {2}));                                               // 4 A2
+  n.push_back(concat_h(kD1, 0, rows(96), {3, 4}));                                                   // 5
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {1}));                                               // 6
+  n.push_back(pii(kStoreCm, {64}, kD0, bytes(8192), {6}));                                           // 7 in1 transposed
+  n.push_back(slice_h(kD0, {hlo::SliceRange{6144, 8192, 1}}, bytes(2048), 7));                       // 8 its rows 48:64
+  n.push_back(pii(kLoadRm, {16}, kD1, rows(16), {8}));                                               // 9 B
+  n.push_back(concat_h(kD1, 0, rows(112), {5, 9}));                                                  // 10
+  n.push_back(pii(kStoreRm, {112}, kD0, bytes(14336), {10}));                                        // 11
+  const select::PiiGraph g(std::move(n), {11});
+  const auto kernel = hlo::parse_module(R"(HloModule built_first
+ENTRY main {
+  %in0 = bf16[48,64] parameter(0)
+  %in1 = bf16[64,64] parameter(1)
+  %in2 = bf16[48,64] parameter(2)
+  %t = bf16[64,64] transpose(%in1), dimensions={1,0}
+  %b = bf16[16,64] slice(%t), slice={[48:64], [0:64]}
+  ROOT %out = bf16[112,64] concatenate(%in0, %in2, %b), dimensions={0}
+})");
+  const auto ctx = qkv_context();
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
+  const auto first_of = [&](const alloc::Schedule& s, std::int64_t instruction, std::int64_t n_rows) {
+    for (std::size_t t = 0; t < s.order.size(); ++t) {
+      const PiiNode& x = g.nodes()[s.order[t]];
+      if (x.kind == PiiNodeKind::Pii && x.index == instruction && x.alpha == std::vector<std::int64_t>{n_rows}) return t;
+    }
+    return s.order.size();
+  };
+  const alloc::Schedule plain = alloc::esun_schedule(values);
+  const alloc::Schedule held = alloc::esun_schedule(values, alloc::IdentityMemory::Aliased);
+  REQUIRE(first_of(held, kStoreCm, 64) < held.order.size());
+  CHECK(first_of(plain, kStoreCm, 64) > first_of(plain, kLoadRm, 48));  // A1 or A2 first: B finds no room
+  CHECK(first_of(held, kStoreCm, 64) < first_of(held, kLoadRm, 48));    // B's 64-row build first
+  CHECK(alloc::allocate_detail::overfull_point(values, plain));
+  CHECK_FALSE(alloc::allocate_detail::overfull_point(values, held));
+  // One repair per graph version: the esun order fails, and the held-memory order is next.
+  alloc::AllocateOptions options;
+  options.schedules_per_split = 1;
+  alloc::CspSolver solver;
+  const auto r = alloc::allocate(g, ctx.isa, ctx.constants, sim::kernel_image(kernel), solver, options);
+  INFO(r.message);
+  REQUIRE(r.program);
+  CHECK(r.stats.schedules_tried == 2);
+  CHECK(r.stats.live_range_splits == 0);  // no spill, no reload: the order alone fits
+  CHECK(r.schedule.order == held.order);
+  require_verifies(kernel, ctx.isa, *r.program);
+}
+
 TEST_CASE("esun orders the QKV graph depth-first and a value read last does not interfere with the write") {
   const auto g = qkv_attention_graph();
   const auto ctx = qkv_context();

@@ -149,6 +149,34 @@ struct Attempt {
   bool hopeless = false;   // no schedule of this graph can succeed (empty or forced core)
 };
 
+// The CSP options for one more schedule: options.csp with Z3 given at most the time left before
+// options.deadline; nothing once the deadline has passed.
+inline std::optional<CspOptions> csp_options_now(const AllocateOptions& options) {
+  CspOptions csp = options.csp;
+  if (options.deadline == std::chrono::steady_clock::time_point::max()) return csp;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(options.deadline - std::chrono::steady_clock::now()).count();
+  if (left <= 0) return std::nullopt;
+  const auto cap = static_cast<unsigned>(std::min<long long>(left, std::numeric_limits<unsigned>::max()));
+  csp.timeout_ms = csp.timeout_ms ? std::min(csp.timeout_ms, cap) : cap;
+  return csp;
+}
+
+// Solves the CSP of one schedule (counted in `stats`): an overfull point's core without asking
+// the solver, or the solver's answer.
+inline CspResult solve_schedule(const GraphValues& values, const Schedule& schedule, const InterferenceGraph& interference,
+                                CspSolver& solver, const CspOptions& csp, AllocateStats& stats) {
+  ++stats.schedules_tried;
+  std::optional<CspResult> overfull = overfull_point(values, schedule);
+  CspResult r = overfull ? std::move(*overfull) : solver.solve(values, schedule, interference, csp);
+  stats.solve_seconds += r.stats.seconds;
+  stats.interference_edges = r.stats.interference_edges;
+  if (r.stats.variables) {
+    stats.csp_variables = r.stats.variables;
+    stats.csp_constraints = r.stats.constraints;
+  }
+  return r;
+}
+
 // Tries schedules of `values` (hinted first; with `enumerate`, every topological order after
 // the repairs) until one allocates, `max_schedules` CSPs were solved, or the deadline passes.
 inline Attempt try_schedules(const GraphValues& values, ScheduleGenerator::Constraints hints, bool enumerate,
@@ -159,28 +187,13 @@ inline Attempt try_schedules(const GraphValues& values, ScheduleGenerator::Const
   for (std::size_t tried = 0; tried < max_schedules;) {
     std::optional<Schedule> schedule = schedules.next();
     if (!schedule) break;
-    CspOptions csp = options.csp;
-    if (options.deadline != std::chrono::steady_clock::time_point::max()) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(options.deadline - std::chrono::steady_clock::now()).count();
-      if (left <= 0) {
-        a.failure = "the compile's deadline passed";
-        break;
-      }
-      const auto cap = static_cast<unsigned>(std::min<long long>(left, std::numeric_limits<unsigned>::max()));
-      csp.timeout_ms = csp.timeout_ms ? std::min(csp.timeout_ms, cap) : cap;
+    const std::optional<CspOptions> csp = csp_options_now(options);
+    if (!csp) {
+      a.failure = "the compile's deadline passed";
+      break;
     }
     ++tried;
-    ++stats.schedules_tried;
-    const InterferenceGraph& interference = schedules.last_interference();
-    std::optional<CspResult> overfull = overfull_point(values, *schedule);
-    CspResult r = overfull ? std::move(*overfull) : solver.solve(values, *schedule, interference, csp);
-    stats.solve_seconds += r.stats.seconds;
-    stats.interference_edges = r.stats.interference_edges;
-    if (r.stats.variables) {
-      stats.csp_variables = r.stats.variables;
-      stats.csp_constraints = r.stats.constraints;
-    }
+    CspResult r = solve_schedule(values, *schedule, schedules.last_interference(), solver, *csp, stats);
     if (r.status == CspStatus::Sat) {
       a.program = emit(values, *schedule, *r.assignment);
       a.schedule = std::move(*schedule);
@@ -281,6 +294,26 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
     if (std::optional<std::string> why = allocate_detail::overfull_instruction(values)) {
       failure = *why;
       break;
+    }
+    if (split == 0 && !a.hopeless) {
+      // The esun order gives identity nodes no memory, so an output assembled by a chain of
+      // concat^H looks free and its big pieces come first; a piece that needs room to be built
+      // then finds none (regression qkv_transposed_concats_beside_output). The order that
+      // counts what each concat^H holds is tried once before any live range is split. Its
+      // failure is forgotten: the repairs below go on from the orders tried so far.
+      const Schedule held = esun_schedule(values, IdentityMemory::Aliased);
+      const bool tried = std::any_of(a.failures.begin(), a.failures.end(), [&](const auto& f) { return f.first.order == held.order; });
+      if (const std::optional<CspOptions> csp = allocate_detail::csp_options_now(options); csp && !tried) {
+        CspResult r = allocate_detail::solve_schedule(values, held, interference_graph(values, held), solver, *csp, result.stats);
+        if (r.status == CspStatus::Sat) {
+          a.program = emit(values, held, *r.assignment);
+          a.schedule = held;
+          a.assignment = std::move(r.assignment);
+          result.stats.solved_by = r.stats.solved_by;
+          take(a, current, copied_outputs);
+          break;
+        }
+      }
     }
     // First, once: spill by furthest next use along the esun order or, when that order needs no
     // spill, along the latest repaired order that failed (it avoids interferences no spill

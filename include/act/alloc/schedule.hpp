@@ -5,6 +5,9 @@
 //   esun_d(y) = max(mem_d(y), min_i tau_d(x_i)),  tau_d(x_i) = esun_d(x_i) + sum_{j != i} mem_d(x_j)
 // (mem_d = bytes of a value stored in d, 0 elsewhere; identity nodes own no memory), and a
 // post-order DFS from the roots visits operands by decreasing max_d tau_d(x_i) / capacity(d).
+// A second variant (IdentityMemory::Aliased) gives an identity node the storage it aliases:
+// a concat^H holds all its operands, so a chain of them is not free. Phase 2 tries it once
+// when the first order fails (allocate.hpp).
 // Further schedules come from ScheduleGenerator: every topological order in lexicographic order
 // of esun rank (the first of which is the esun order itself), skipping any whose interference
 // graph contains one that already failed (§6.4: CSP4 is monotone in the interference graph).
@@ -57,11 +60,22 @@ inline double capacity_bytes(const isa::Buffer& b) {
 
 }  // namespace schedule_detail
 
+// What esun's mem_d counts for an identity node (slice^H, concat^H, overlay^H).
+enum class IdentityMemory : std::uint8_t {
+  None,     // nothing: only Pii nodes and leaves own memory (Appendix B's order)
+  Aliased,  // the storage it aliases: all operands of a concat^H, the whole operand of a slice^H
+};
+
 // The extended Sethi-Ullman order (Appendix B).
-inline Schedule esun_schedule(const GraphValues& v) {
+inline Schedule esun_schedule(const GraphValues& v, IdentityMemory identity = IdentityMemory::None) {
   const std::size_t n = v.size(), nb = v.isa.buffers.size();
   auto mem = [&](NodeIndex i, std::size_t d) -> double {
-    return v.storage[i] && static_cast<std::size_t>(v.node(i).buffer) == d ? static_cast<double>(v.bytes[i]) : 0.0;
+    if (identity == IdentityMemory::None || v.storage[i])
+      return v.storage[i] && static_cast<std::size_t>(v.node(i).buffer) == d ? static_cast<double>(v.bytes[i]) : 0.0;
+    double m = 0;
+    for (NodeIndex s : v.aliases[i])
+      if (static_cast<std::size_t>(v.node(s).buffer) == d) m += static_cast<double>(v.bytes[s]);
+    return m;
   };
   std::vector<std::vector<double>> esun(n, std::vector<double>(nb, 0));
   auto tau = [&](NodeIndex y, std::size_t k, std::size_t d) {
