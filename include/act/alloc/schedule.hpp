@@ -5,9 +5,10 @@
 //   esun_d(y) = max(mem_d(y), min_i tau_d(x_i)),  tau_d(x_i) = esun_d(x_i) + sum_{j != i} mem_d(x_j)
 // (mem_d = bytes of a value stored in d, 0 elsewhere; identity nodes own no memory), and a
 // post-order DFS from the roots visits operands by decreasing max_d tau_d(x_i) / capacity(d).
-// A second variant (IdentityMemory::Aliased) gives an identity node the storage it aliases:
-// a concat^H holds all its operands, so a chain of them is not free. Phase 2 tries it once
-// when the first order fails (allocate.hpp).
+// A second variant (IdentityMemory::Aliased) gives an identity node the storage it aliases,
+// closer to Appendix B's mem_d (the bytes of the tensor a node represents): a concat^H holds
+// all its operands, so a chain of them is not free. Phase 2 tries it once when the first
+// order fails (allocate.hpp).
 // Further schedules come from ScheduleGenerator: every topological order in lexicographic order
 // of esun rank (the first of which is the esun order itself), skipping any whose interference
 // graph contains one that already failed (§6.4: CSP4 is monotone in the interference graph).
@@ -62,7 +63,7 @@ inline double capacity_bytes(const isa::Buffer& b) {
 
 // What esun's mem_d counts for an identity node (slice^H, concat^H, overlay^H).
 enum class IdentityMemory : std::uint8_t {
-  None,     // nothing: only Pii nodes and leaves own memory (Appendix B's order)
+  None,     // nothing: only Pii nodes and leaves own memory (the order phase 2 tries first)
   Aliased,  // the storage it aliases: all operands of a concat^H, the whole operand of a slice^H
 };
 
