@@ -15,6 +15,8 @@
 #include "act/select/init/kernel_graph.hpp"
 #include "act/select/init/output_groups.hpp"
 #include "act/select/pii_graph.hpp"
+#include "act/select/rules/rule_set.hpp"
+#include "act/select/search/group_explorer.hpp"
 #include "act/select/ir/builder.hpp"
 #include "act/select/ir/constant_folding.hpp"
 #include "act/select/ir/tensor_graph.hpp"
@@ -259,6 +261,51 @@ ENTRY e {
 }
 )");
   CHECK(independent_output_groups(kernel) == std::vector<std::vector<std::size_t>>{{0, 2}, {1}, {3}});
+}
+
+TEST_CASE("output groups: every combination of the groups' graphs comes once, the first graphs first") {
+  // Two independent outputs, each explored in its own e-graph. Their graphs arrive level by
+  // level, ready greedy graphs before enumerated ones, and each combination comes once.
+  SelectionContext c = qkv_context();
+  const auto kernel = hlo::parse_module(R"(HloModule two
+ENTRY e {
+  p = bf16[64,64] parameter(0)
+  q = bf16[32,64] parameter(1)
+  t = bf16[64,64] transpose(p), dimensions={1,0}
+  ROOT r = (bf16[64,64], bf16[32,64]) tuple(t, q)
+}
+)");
+  GroupExplorer explorer(c, kernel);
+  REQUIRE(explorer.size() == 2);
+  const RuleSet rules = rule_set(c);
+  ExplorerOptions options;
+  options.max_rounds = 4;
+  explorer.start(rules, options);
+  std::vector<PiiGraph> merged;
+  while (auto g = explorer.next()) {
+    merged.push_back(std::move(*g));
+    REQUIRE(merged.size() < 10'000);
+  }
+  CHECK_FALSE(explorer.timed_out());
+  const std::size_t first = explorer.group(0).graphs.size(), second = explorer.group(1).graphs.size();
+  INFO(first << " x " << second << " graphs");
+  CHECK(first >= 2);
+  CHECK(second >= 2);
+  CHECK(merged.size() == first * second);
+  // Each pair of the groups' graphs, merged, once (as a multiset: different pairs can merge to
+  // equal graphs).
+  std::vector<std::vector<std::int64_t>> produced, expected_pairs;
+  for (const PiiGraph& g : merged) produced.push_back(g.canonical_key());
+  for (const PiiGraph& a : explorer.group(0).graphs)
+    for (const PiiGraph& b : explorer.group(1).graphs)
+      expected_pairs.push_back(merge_pii_graphs({&a, &b}, {explorer.group(0).outputs, explorer.group(1).outputs}, 2).canonical_key());
+  std::sort(produced.begin(), produced.end());
+  std::sort(expected_pairs.begin(), expected_pairs.end());
+  CHECK(produced == expected_pairs);
+  REQUIRE_FALSE(merged.empty());
+  const PiiGraph expected = merge_pii_graphs({&explorer.group(0).graphs[0], &explorer.group(1).graphs[0]},
+                                             {explorer.group(0).outputs, explorer.group(1).outputs}, 2);
+  CHECK(merged.front().canonical_key() == expected.canonical_key());
 }
 
 TEST_CASE("module 1: one output group enters alone, over the whole kernel's HBM image") {
@@ -553,6 +600,50 @@ TEST_CASE("constant folding: a folded value stays with its class while the e-gra
   const egraph::Id reshaped = b.bitcast(b.op(Opcode::Reshape, [] { NodeAttributes a; a.shape = {2, 2, 4}; return a; }(), {input}), DType::s32);
   g.rebuild();
   CHECK(fold(reshaped) == -1);
+}
+
+namespace {
+// The child class of the node of `cls` with `opcode` (one child), or kNoId.
+egraph::Id movement_child(const TensorGraph& g, egraph::Id cls, Opcode opcode) {
+  for (const egraph::Id n : g.class_nodes(cls)) {
+    const auto node = g.node(n);
+    if (node.op.kind == NodeKind::Operator && node.op.opcode == opcode && node.children.size() == 1)
+      return g.find(node.children[0]);
+  }
+  return egraph::kNoId;
+}
+}  // namespace
+
+TEST_CASE("undo_movement: the operand it builds also carries the forward movement to the class it undid") {
+  // An IR->ISA applier builds a store's Pii (its bytes, u8[128]) and undoes the store's root
+  // chain reshape(bitcast-convert(x)) to reach the matched s8[8,16] value. A store of that value
+  // matches reshape(bitcast-convert ?x) at the bytes: both forward nodes must be there.
+  SelectionContext c = qkv_context();
+  TensorGraph g{TensorAnalysis(&c)};
+  TensorBuilder b(g, c);
+  const egraph::Id bytes = g.add(make_input(c.attributes, 0, 128), {});
+  const egraph::Id rows = b.undo_movement(bytes, Opcode::Reshape, {}, DType::u8, {8, 16});
+  const egraph::Id value = b.undo_movement(rows, Opcode::BitcastConvert, {}, DType::s8, {8, 16});
+  g.rebuild();
+  CHECK(g.data(rows).type.same_type(Shape(DType::u8, {8, 16})));
+  CHECK(g.data(value).type.same_type(Shape(DType::s8, {8, 16})));
+  // The inverse nodes: value = bitcast-convert(rows), rows = reshape(bytes).
+  CHECK(movement_child(g, value, Opcode::BitcastConvert) == g.find(rows));
+  CHECK(movement_child(g, rows, Opcode::Reshape) == g.find(bytes));
+  // The forward nodes: bytes = reshape(rows), rows = bitcast-convert(value).
+  CHECK(movement_child(g, bytes, Opcode::Reshape) == g.find(rows));
+  CHECK(movement_child(g, rows, Opcode::BitcastConvert) == g.find(value));
+  // A transpose is undone by its inverse permutation and redone by its own.
+  const egraph::Id square = b.bitcast(b.reshape(g.add(make_input(c.attributes, 1, 6), {}), {2, 3}), DType::s8);
+  const egraph::Id before = b.undo_movement(square, Opcode::Transpose, {1, 0}, DType::s8, {3, 2});
+  g.rebuild();
+  CHECK(g.data(before).type.same_type(Shape(DType::s8, {3, 2})));
+  CHECK(movement_child(g, square, Opcode::Transpose) == g.find(before));
+  CHECK(movement_child(g, before, Opcode::Transpose) == g.find(square));
+  // A class that already holds the movement is answered by its operand; nothing is added.
+  const std::size_t nodes = g.num_nodes();
+  CHECK(b.undo_movement(value, Opcode::BitcastConvert, {}, DType::u8, {8, 16}) == g.find(rows));
+  CHECK(g.num_nodes() == nodes);
 }
 
 TEST_CASE("saturation: attention.hlo on QKV has every instruction of the expected program") {

@@ -80,30 +80,7 @@ class Explorer {
     if (extractor_) extractor_->set_deadline(until_);
     for (;;) {
       if (extractor_) {
-        if (greedy_pending_) {
-          greedy_pending_ = false;
-          auto g = extractor_->greedy();
-          // Then, one at a time, the greedy graph without each instruction that writes one of
-          // its roots: a structurally different program for the cost model (Gemmini+: the
-          // RISC matmuls next to loop_ws), which the size-ordered enumeration would reach only
-          // after every smaller graph. Every round: the e-graph may only now hold one.
-          bans_pending_ = g ? root_writers(*g) : std::vector<std::int64_t>{};
-          claiming_pending_ = g && places_in_place_results(*g);
-          if (g && seen_.insert(*g)) return g;
-        }
-        // Then the greedy graph whose in-place readers own their storage (greedy.hpp): the
-        // plain one may place in-place results of one shared value side by side, which no
-        // schedule allocates, and the enumeration reaches the repaired graph only after
-        // every smaller one.
-        if (claiming_pending_) {
-          claiming_pending_ = false;
-          if (auto g = extractor_->greedy({}, true); g && seen_.insert(*g)) return g;
-        }
-        while (!bans_pending_.empty()) {
-          const std::int64_t ban = bans_pending_.front();
-          bans_pending_.erase(bans_pending_.begin());
-          if (auto g = extractor_->greedy({ban}); g && seen_.insert(*g)) return g;
-        }
+        if (auto g = next_greedy()) return g;
         // While the e-graph still grows, a round yields at most graphs_per_round graphs before
         // the next round rewrites more and offers its greedy graph: many small graphs phase 2
         // cannot allocate must not starve a larger one the next round can find. Later rounds
@@ -138,6 +115,44 @@ class Explorer {
       if (!growing_ && budget_ >= options_.max_budget) return finish();
       start_round();
     }
+  }
+
+  // Whether the round still has greedy graphs to offer (next_greedy may find them all
+  // yielded before).
+  bool greedy_ready() const {
+    return !finished_ && extractor_ && (greedy_pending_ || claiming_pending_ || !bans_pending_.empty());
+  }
+
+  // The round's greedy graphs not yielded before, one per call, without enumerating or
+  // rewriting: nullopt once they are all offered (next() then enumerates). A group explorer
+  // takes these from every group before it lets one group enumerate (group_explorer.hpp).
+  std::optional<PiiGraph> next_greedy() {
+    if (finished_ || !extractor_) return std::nullopt;
+    if (greedy_pending_) {
+      greedy_pending_ = false;
+      auto g = extractor_->greedy();
+      // Then, one at a time, the greedy graph without each instruction that writes one of
+      // its roots: a structurally different program for the cost model (Gemmini+: the
+      // RISC matmuls next to loop_ws), which the size-ordered enumeration would reach only
+      // after every smaller graph. Every round: the e-graph may only now hold one.
+      bans_pending_ = g ? root_writers(*g) : std::vector<std::int64_t>{};
+      claiming_pending_ = g && places_in_place_results(*g);
+      if (g && seen_.insert(*g)) return g;
+    }
+    // Then the greedy graph whose in-place readers own their storage (greedy.hpp): the
+    // plain one may place in-place results of one shared value side by side, which no
+    // schedule allocates, and the enumeration reaches the repaired graph only after
+    // every smaller one.
+    if (claiming_pending_) {
+      claiming_pending_ = false;
+      if (auto g = extractor_->greedy({}, true); g && seen_.insert(*g)) return g;
+    }
+    while (!bans_pending_.empty()) {
+      const std::int64_t ban = bans_pending_.front();
+      bans_pending_.erase(bans_pending_.begin());
+      if (auto g = extractor_->greedy({ban}); g && seen_.insert(*g)) return g;
+    }
+    return std::nullopt;
   }
 
   std::size_t round() const { return round_; }                  // k of the current round

@@ -21,11 +21,17 @@
 // operation no instruction computes is (a transpose of a computed f32 value on AMX), it grows
 // as the first did, and full-size retries spent the rest of the budget.
 //
-// Combinations come level by level: level L holds every choice of one graph per group whose
-// latest graph is the group's L-th (0-based), so the first combination is every group's first
-// graph, and each group's L-th graph is extracted only when level L begins. Every combination
-// of graphs the groups yield is eventually produced, so completeness carries over from the
-// explorers.
+// Combinations come level by level: level L adds each group's L-th graph (0-based), and
+// the new combinations are those that hold at least one graph added since the last batch of
+// combinations, last group fastest; the first combination is every group's first graph. Within a
+// level, the graphs a group's round offers without enumerating (Explorer::next_greedy) are
+// taken first and their combinations produced before any group enumerates for its L-th graph:
+// one group's enumeration can run until the deadline without a new graph (a 36-node greedy
+// graph, and every graph of at most 32 nodes searched for the next one), and the program may
+// be waiting in another group's ready greedy graph (QKV sound-mode kernel 191 of seed 4242).
+// The groups that do enumerate do so in order and their combinations follow together, as in
+// the plain level-by-level product. Every combination of graphs the groups yield is eventually
+// produced, once, so completeness carries over from the explorers.
 #pragma once
 
 #include <algorithm>
@@ -127,11 +133,8 @@ class GroupExplorer {
       return graph;
     }
     while (!finished_) {
-      if (!level_open_ && !open_level(until)) return std::nullopt;
-      while (advance())
-        if (*std::max_element(choice_.begin(), choice_.end()) == level_) return merged();
-      ++level_;
-      level_open_ = false;
+      if (advance()) return merged();
+      if (!add_graphs(until)) return std::nullopt;
     }
     return std::nullopt;
   }
@@ -210,51 +213,91 @@ class GroupExplorer {
     }
   }
 
-  // Extracts each group's level_-th graph; false (finished) when no combination is left.
-  bool open_level(TimePoint until) {
-    for (auto& g : groups_) {
-      if (g->done || g->graphs.size() > level_) continue;
-      std::optional<PiiGraph> graph = fetch(*g, until);
-      if (graph) {
-        g->graphs.push_back(g->context == &context_ ? std::move(*graph) : translate_pii_graph(*graph, g->context->constants, context_.constants));
-        continue;
+  std::vector<std::size_t> graph_counts() const {
+    std::vector<std::size_t> counts;
+    for (const auto& g : groups_) counts.push_back(g->graphs.size());
+    return counts;
+  }
+
+  void add(Group& g, PiiGraph graph) {
+    g.graphs.push_back(g.context == &context_ ? std::move(graph) : translate_pii_graph(graph, g.context->constants, context_.constants));
+  }
+
+  // Adds the current level's ready greedy graphs, or else the level's enumerated ones, and
+  // queues the combinations they make (see the header comment); false (finished) when no
+  // combination is left.
+  bool add_graphs(TimePoint until) {
+    if (timed_out_) return finish();
+    for (;;) {
+      const std::vector<std::size_t> before = graph_counts();
+      if (!enumerating_) {
+        enumerating_ = true;
+        for (auto& g : groups_)
+          if (!g->done && g->graphs.size() <= level_ && g->explorer->greedy_ready())
+            if (std::optional<PiiGraph> graph = g->explorer->next_greedy()) add(*g, std::move(*graph));
+        if (graph_counts() != before) return queue_combinations(before);
       }
-      g->done = true;
-      if (g->explorer->timed_out()) {
-        timed_out_ = finished_ = true;
-        return false;
+      for (auto& g : groups_) {
+        if (g->done || g->graphs.size() > level_) continue;
+        if (std::optional<PiiGraph> graph = fetch(*g, until)) {
+          add(*g, std::move(*graph));
+          continue;
+        }
+        g->done = true;
+        if (g->explorer->timed_out()) {
+          // The graphs the earlier groups gave this level are combined before the search ends.
+          timed_out_ = true;
+          if (graph_counts() != before) return queue_combinations(before);
+          return finish();
+        }
       }
+      enumerating_ = false;
+      const bool any_new = std::any_of(groups_.begin(), groups_.end(), [&](const auto& g) { return g->graphs.size() > level_; });
+      ++level_;
+      for (const auto& g : groups_)
+        if (g->graphs.empty()) return finish();  // a group with no graph at all: no combination
+      if (graph_counts() != before) return queue_combinations(before);
+      if (!any_new) return finish();
     }
-    bool any_new = false;
-    for (const auto& g : groups_) {
-      if (g->graphs.empty()) finished_ = true;  // a group with no graph at all: no combination
-      any_new = any_new || g->graphs.size() > level_;
-    }
-    if (finished_ || !any_new) {
-      finished_ = true;
-      return false;
-    }
+  }
+
+  // Queues the combinations of the graphs yielded so far that hold one yielded after `before`.
+  bool queue_combinations(std::vector<std::size_t> before) {
+    before_ = std::move(before);
+    after_ = graph_counts();
     choice_.assign(groups_.size(), 0);
     fresh_ = true;
-    level_open_ = true;
     return true;
   }
 
-  // Steps the choice through [0, min(level_ + 1, graphs yielded)) per group, last group fastest.
-  bool advance() {
-    if (fresh_) {
-      fresh_ = false;
-      return true;
-    }
-    for (std::size_t k = groups_.size(); k-- > 0;) {
-      const std::size_t bound = std::min(level_ + 1, groups_[k]->graphs.size());
-      if (choice_[k] + 1 < bound) {
-        ++choice_[k];
-        return true;
-      }
-      choice_[k] = 0;
-    }
+  bool finish() {
+    finished_ = true;
     return false;
+  }
+
+  // Steps the choice through the queued combinations, last group fastest.
+  bool advance() {
+    if (choice_.empty()) return false;
+    for (;;) {
+      if (fresh_) {
+        fresh_ = false;
+      } else {
+        std::size_t k = groups_.size();
+        while (k-- > 0) {
+          if (choice_[k] + 1 < after_[k]) {
+            ++choice_[k];
+            break;
+          }
+          choice_[k] = 0;
+        }
+        if (k == static_cast<std::size_t>(-1)) {
+          choice_.clear();
+          return false;
+        }
+      }
+      for (std::size_t k = 0; k < groups_.size(); ++k)
+        if (choice_[k] >= before_[k]) return true;
+    }
   }
 
   PiiGraph merged() const {
@@ -275,9 +318,11 @@ class GroupExplorer {
   std::size_t output_count_ = 0;
   bool multi_group_ = false;
   std::size_t level_ = 0;
-  bool level_open_ = false;
+  bool enumerating_ = false;         // the level's ready greedy graphs are taken
   bool fresh_ = false;
-  std::vector<std::size_t> choice_;  // graph index per group
+  std::vector<std::size_t> before_;  // graphs per group before the queued combinations' batch
+  std::vector<std::size_t> after_;   // and after it
+  std::vector<std::size_t> choice_;  // graph index per group; empty: no combination queued
   bool finished_ = false;
   bool timed_out_ = false;
 };
