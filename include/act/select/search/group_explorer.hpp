@@ -244,11 +244,11 @@ class GroupExplorer {
           continue;
         }
         g->done = true;
+        // The graphs the earlier groups gave this level are still combined (below); then the
+        // search ends.
         if (g->explorer->timed_out()) {
-          // The graphs the earlier groups gave this level are combined before the search ends.
           timed_out_ = true;
-          if (graph_counts() != before) return queue_combinations(before);
-          return finish();
+          break;
         }
       }
       enumerating_ = false;
@@ -257,7 +257,7 @@ class GroupExplorer {
       for (const auto& g : groups_)
         if (g->graphs.empty()) return finish();  // a group with no graph at all: no combination
       if (graph_counts() != before) return queue_combinations(before);
-      if (!any_new) return finish();
+      if (!any_new || timed_out_) return finish();
     }
   }
 
