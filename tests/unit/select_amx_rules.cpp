@@ -377,15 +377,15 @@ TEST_CASE("IR->ISA rules: undoing a movement step reuses the node it inverts, el
   transpose.permutation = {1, 2, 0};
   transpose.operand_dtype = DType::u8;
   const auto before = g.num_classes();
-  CHECK(isa_rule_detail::undo_step(b, t, transpose, {2, 3, 4}) == g.find(x));
+  CHECK(isa_rule_detail::undo_step(b, t, transpose, {2, 3, 4}, false) == g.find(x));
   ChainStep bitcast;
   bitcast.opcode = Opcode::BitcastConvert;
   bitcast.operand_dtype = DType::u8;
-  CHECK(isa_rule_detail::undo_step(b, y, bitcast, {2, 3, 4}) == g.find(x));
+  CHECK(isa_rule_detail::undo_step(b, y, bitcast, {2, 3, 4}, false) == g.find(x));
   CHECK(g.num_classes() == before);  // nothing added
   // a u8[3,4,2] class without that transpose: the inverse permutation {2,0,1} is added
   const auto other = reshape(g, c, g.add(make_input(c.attributes, 1, 24)), {3, 4, 2});
-  const auto back = isa_rule_detail::undo_step(b, other, transpose, {2, 3, 4});
+  const auto back = isa_rule_detail::undo_step(b, other, transpose, {2, 3, 4}, false);
   g.rebuild();
   CHECK(g.data(g.find(back)).type == Shape(DType::u8, {2, 3, 4}));
   CHECK(through(g, c, back, Opcode::Transpose, {2, 0, 1}) == g.find(other));

@@ -614,7 +614,7 @@ egraph::Id movement_child(const TensorGraph& g, egraph::Id cls, Opcode opcode) {
 }
 }  // namespace
 
-TEST_CASE("undo_movement: the operand it builds also carries the forward movement to the class it undid") {
+TEST_CASE("undo_movement: on a root chain the operand it builds also carries the forward movement to the class it undid") {
   // An IR->ISA applier builds a store's Pii (its bytes, u8[128]) and undoes the store's root
   // chain reshape(bitcast-convert(x)) to reach the matched s8[8,16] value. A store of that value
   // matches reshape(bitcast-convert ?x) at the bytes: both forward nodes must be there.
@@ -622,8 +622,8 @@ TEST_CASE("undo_movement: the operand it builds also carries the forward movemen
   TensorGraph g{TensorAnalysis(&c)};
   TensorBuilder b(g, c);
   const egraph::Id bytes = g.add(make_input(c.attributes, 0, 128), {});
-  const egraph::Id rows = b.undo_movement(bytes, Opcode::Reshape, {}, DType::u8, {8, 16});
-  const egraph::Id value = b.undo_movement(rows, Opcode::BitcastConvert, {}, DType::s8, {8, 16});
+  const egraph::Id rows = b.undo_movement(bytes, Opcode::Reshape, {}, DType::u8, {8, 16}, true);
+  const egraph::Id value = b.undo_movement(rows, Opcode::BitcastConvert, {}, DType::s8, {8, 16}, true);
   g.rebuild();
   CHECK(g.data(rows).type.same_type(Shape(DType::u8, {8, 16})));
   CHECK(g.data(value).type.same_type(Shape(DType::s8, {8, 16})));
@@ -635,15 +635,21 @@ TEST_CASE("undo_movement: the operand it builds also carries the forward movemen
   CHECK(movement_child(g, rows, Opcode::BitcastConvert) == g.find(value));
   // A transpose is undone by its inverse permutation and redone by its own.
   const egraph::Id square = b.bitcast(b.reshape(g.add(make_input(c.attributes, 1, 6), {}), {2, 3}), DType::s8);
-  const egraph::Id before = b.undo_movement(square, Opcode::Transpose, {1, 0}, DType::s8, {3, 2});
+  const egraph::Id before = b.undo_movement(square, Opcode::Transpose, {1, 0}, DType::s8, {3, 2}, true);
   g.rebuild();
   CHECK(g.data(before).type.same_type(Shape(DType::s8, {3, 2})));
   CHECK(movement_child(g, square, Opcode::Transpose) == g.find(before));
   CHECK(movement_child(g, before, Opcode::Transpose) == g.find(square));
   // A class that already holds the movement is answered by its operand; nothing is added.
   const std::size_t nodes = g.num_nodes();
-  CHECK(b.undo_movement(value, Opcode::BitcastConvert, {}, DType::u8, {8, 16}) == g.find(rows));
+  CHECK(b.undo_movement(value, Opcode::BitcastConvert, {}, DType::u8, {8, 16}, true) == g.find(rows));
   CHECK(g.num_nodes() == nodes);
+  // On an input chain only the inverse node is built.
+  const egraph::Id other = g.add(make_input(c.attributes, 2, 128), {});
+  const egraph::Id other_rows = b.undo_movement(other, Opcode::Reshape, {}, DType::u8, {8, 16}, false);
+  g.rebuild();
+  CHECK(movement_child(g, other_rows, Opcode::Reshape) == g.find(other));
+  CHECK(movement_child(g, other, Opcode::Reshape) == egraph::kNoId);
 }
 
 TEST_CASE("saturation: attention.hlo on QKV has every instruction of the expected program") {

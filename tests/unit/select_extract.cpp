@@ -432,3 +432,34 @@ TEST_CASE("extract: a root is never a leaf; an input returned as output is copie
   REQUIRE(g.nodes().size() == 3);
   CHECK(std::count_if(g.nodes().begin(), g.nodes().end(), [](const PiiNode& n) { return n.kind == PiiNodeKind::Input; }) == 1);
 }
+
+TEST_CASE("extract: the greedy graph gives an instruction whose operands overfill a buffer its own copy of a view",
+          "[select][extract]") {
+  Fixture f;
+  // top = A's first 64 rows, two ways: a slice^H of a 128-row load of A (2 nodes), or a 64-row
+  // load of two slice^H of A's bytes (3 nodes). gemm(top, B) through the view keeps all 128
+  // rows live beside B's 64: 192 rows of d1, which holds 128, whatever the schedule.
+  const Id a = f.graph.add(make_input(f.context.attributes, 0, 16384));
+  const Id wide = f.graph.add(make_pii(f.context.attributes, f.instruction("load_rm"), {128}), {a});
+  const Id top = f.graph.add(make_slice_h(f.context.attributes, kD1, {{0, 64, 1}, {0, 64, 1}}), {wide});
+  const Id first_rows = f.graph.add(make_slice_h(f.context.attributes, kD0, {{0, 12288, 1}}), {a});
+  const Id top_bytes = f.graph.add(make_slice_h(f.context.attributes, kD0, {{0, 8192, 1}}), {first_rows});
+  f.unite(top, f.pii("load_rm", {top_bytes}));
+  const Id b = f.pii("load_rm", {f.input(1)});
+  const Id root = f.pii("store_rm", {f.pii("mov", {f.pii("gemm", {top, b})})});
+  f.graph.rebuild();
+  REQUIRE(f.graph.data(f.graph.find(wide)).type == Shape(DType::bf16, {128, 64}));
+  Extractor x(f.graph, f.context, {root});
+  const auto g = x.greedy();
+  REQUIRE(g.has_value());
+  // The cheaper view is repaired into the 64-row load: 64 + 64 rows of d1 at the gemm.
+  CHECK(f.multiset(*g) == std::vector<std::string>{"gemm()", "load_rm(n = 64)", "load_rm(n = 64)", "mov(n = 64)",
+                                                     "store_rm(n = 64)"});
+  // A view that fits stays a view: gemm(top, top) reads 128 rows of the one load.
+  const Id square = f.pii("store_rm", {f.pii("mov", {f.pii("gemm", {top, top})})});
+  f.graph.rebuild();
+  Extractor y(f.graph, f.context, {square});
+  const auto h = y.greedy();
+  REQUIRE(h.has_value());
+  CHECK(f.multiset(*h) == std::vector<std::string>{"gemm()", "load_rm(n = 128)", "mov(n = 64)", "store_rm(n = 64)"});
+}

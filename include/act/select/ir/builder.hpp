@@ -125,13 +125,16 @@ class TensorBuilder {
 
   // The class x was computed from by a movement node of `opcode` (Reshape, BitcastConvert or
   // Transpose with `permutation`), given that operand's type: the operand of such a node of x
-  // when x holds one, else the inverse movement applied to x -- and then x also gets the
-  // forward node over it. An IR->ISA applier builds its Pii under inverse chains; without the
-  // forward node the matched value has no view naming the Pii's bytes from its side, and the
-  // patterns that read that view (a store's reshape(bitcast-convert(x))) never match it until
-  // other rules happen to build one (Gemmini soak kernel 30 of seed 4242: 28 iterations, 72k
-  // e-nodes, instead of 5 and 7k).
-  Id undo_movement(Id x, hlo::Opcode opcode, const Dims& permutation, DType operand_dtype, const Dims& operand_dims) {
+  // when x holds one, else the inverse movement applied to x -- and then, with
+  // `with_forward_view`, x also gets the forward node over it. An IR->ISA applier builds its Pii
+  // under the inverse of its root chain; without the forward node the matched value has no view
+  // naming the Pii's bytes from its side, and the patterns that read that view (a store's
+  // reshape(bitcast-convert(x))) never match it until other rules happen to build one (Gemmini
+  // soak kernel 30 of seed 4242: 28 iterations, 72k e-nodes, instead of 5 and 7k). Input chains
+  // go without: there the forward views give loads more byte views of an input to meet, and the
+  // cheapest graph of AMX K5's AVX half grows two loads (28 instructions instead of 26).
+  Id undo_movement(Id x, hlo::Opcode opcode, const Dims& permutation, DType operand_dtype, const Dims& operand_dims,
+                   bool with_forward_view) {
     x = g.find(x);
     const Shape& have = type(x);
     bool identity_permutation = true;
@@ -164,12 +167,12 @@ class TensorBuilder {
       default: forward.dimensions = permutation; break;
     }
     const Id operand = op(opcode, a, {x});
-    g.unite(op(opcode, forward, {operand}), x);
+    if (with_forward_view) g.unite(op(opcode, forward, {operand}), x);
     return operand;
   }
   // x presented at `dims` (same element count): the operand of an existing reshape of x when it
   // has that shape, else a new reshape(x).
-  Id reshaped_to(Id x, const Dims& dims) { return undo_movement(x, hlo::Opcode::Reshape, {}, type(g.find(x)).dtype, dims); }
+  Id reshaped_to(Id x, const Dims& dims) { return undo_movement(x, hlo::Opcode::Reshape, {}, type(g.find(x)).dtype, dims, false); }
 
   // ---- computation ------------------------------------------------------------------------------
   Id dot(Id a, Id b, hlo::DotDimensions dims, DType result) {

@@ -29,8 +29,15 @@ namespace act::select {
 // of one slice^H placed side by side under a concat^H have no allocation), and it claims the
 // operand as a concat^H slot does: a second in-place reader gets a fresh owned copy when one
 // exists. Off: in-place operands are plain operands (phase 2 rematerialises input-less ones).
-inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, const std::vector<std::int64_t>& banned = {},
-                                                bool claim_in_place = false) {
+namespace greedy_detail {
+
+// One greedy extraction. `must_own`: per request, whether every reader takes its owned
+// alternative (its own storage, not a slice^H view of a larger value); `request_of` gets each
+// built node's request and `renumbered` its index in the returned graph (PiiGraph::kDropped).
+inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::vector<std::int64_t>& banned,
+                                       bool claim_in_place, const std::vector<std::uint8_t>& must_own,
+                                       std::vector<RequestGraph::Request>& request_of,
+                                       std::vector<std::size_t>& renumbered) {
   using Request = RequestGraph::Request;
   using Alternative = RequestGraph::Alternative;
   const std::size_t n = requests.request_count();
@@ -55,8 +62,8 @@ inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, co
         double c = 1, c_owned = 1;
         for (std::size_t j = 0; j < alt.operands.size(); ++j) {
           const std::size_t o = requests.key(alt.operands[j]);
-          c += alt.concat ? owned[o] : any[o];
-          c_owned += alt.concat || (claim_in_place && claims_in_place(alt, j)) ? owned[o] : any[o];
+          c += alt.concat || must_own[o] ? owned[o] : any[o];
+          c_owned += alt.concat || must_own[o] || (claim_in_place && claims_in_place(alt, j)) ? owned[o] : any[o];
         }
         if (c < any[k] && any[k] != 0) {
           any[k] = c;
@@ -93,7 +100,7 @@ inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, co
       for (std::size_t j = 0; j < alt->operands.size(); ++j) {
         const Request o = alt->operands[j];
         const bool in_place = claim_in_place && claims_in_place(*alt, j);
-        std::size_t node = make(o, alt->concat || (want_owned && in_place), false);
+        std::size_t node = make(o, alt->concat || must_own[requests.key(o)] || (want_owned && in_place), false);
         if (alt->concat) {
           concat_used.resize(out.size(), 0);
           if (!failed && concat_used[node]) node = make(o, true, true);
@@ -110,6 +117,7 @@ inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, co
     }
     if (failed) return 0;
     out.push_back(std::move(p));
+    request_of.push_back(r);
     const std::size_t index = out.size() - 1;
     if (!fresh) m[k] = index;
     return index;
@@ -119,7 +127,88 @@ inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, co
     roots.push_back(make(r, true, false));
     if (failed) return std::nullopt;
   }
-  return PiiGraph(std::move(out), roots);
+  return PiiGraph(std::move(out), roots, &renumbered);
+}
+
+// The requests to own so that no instruction of `graph` reads more of an on-chip buffer at once
+// than the buffer holds: for each such instruction, its operands that are slice^H views of a
+// larger value (phase 2 must keep the whole value live while the instruction reads a part of
+// it; allocate.hpp, overfull_instruction). Empty when no instruction overfills a buffer or
+// none of the overfull ones reads a view.
+inline std::vector<std::size_t> views_to_own(const RequestGraph& requests, const PiiGraph& graph,
+                                             const std::vector<RequestGraph::Request>& request_of,
+                                             const std::vector<std::size_t>& renumbered) {
+  const auto& buffers = requests.context().isa.buffers;
+  const std::size_t n = graph.nodes().size();
+  std::vector<std::vector<std::size_t>> owners(n);  // the storage (Pii) nodes a node's bytes lie in
+  std::vector<std::int64_t> units(n, 0);             // on-chip: its extent in units of its buffer
+  for (std::size_t i = 0; i < n; ++i) {
+    const PiiNode& x = graph.node(i);
+    const auto& buffer = buffers[static_cast<std::size_t>(x.buffer)];
+    if (!buffer.is_hbm && x.type.dims.size() >= buffer.access_dims.size()) {
+      units[i] = 1;
+      for (std::size_t d = 0; d < buffer.access_dims.size(); ++d) units[i] *= x.type.dims[d];
+    }
+    if (x.kind == PiiNodeKind::Pii) owners[i] = {i};
+    if (x.kind == PiiNodeKind::SliceH || x.kind == PiiNodeKind::ConcatH)
+      for (std::size_t o : x.operands)
+        for (std::size_t s : owners[o])
+          if (std::find(owners[i].begin(), owners[i].end(), s) == owners[i].end()) owners[i].push_back(s);
+  }
+  // graph node -> its request (`renumbered` maps attempt()'s nodes to the graph's)
+  std::vector<std::size_t> key(n, std::numeric_limits<std::size_t>::max());
+  for (std::size_t i = 0; i < renumbered.size(); ++i)
+    if (renumbered[i] < n) key[renumbered[i]] = requests.key(request_of[i]);
+  std::vector<std::size_t> out;
+  for (std::size_t q = 0; q < n; ++q) {
+    const PiiNode& x = graph.node(q);
+    if (x.kind != PiiNodeKind::Pii) continue;
+    std::vector<std::size_t> read;
+    for (std::size_t o : x.operands)
+      for (std::size_t s : owners[o])
+        if (std::find(read.begin(), read.end(), s) == read.end()) read.push_back(s);
+    for (std::size_t b = 0; b < buffers.size(); ++b) {
+      if (buffers[b].is_hbm) continue;
+      std::int64_t capacity = 1, need = 0;
+      for (auto a : buffers[b].access_dims) capacity *= a;
+      for (std::size_t s : read)
+        if (static_cast<std::size_t>(graph.node(s).buffer) == b) need += units[s];
+      if (need <= capacity) continue;
+      for (std::size_t o : x.operands) {
+        if (static_cast<std::size_t>(graph.node(o).buffer) != b || graph.node(o).kind != PiiNodeKind::SliceH) continue;
+        std::int64_t whole = 0;
+        for (std::size_t s : owners[o]) whole += units[s];
+        if (whole > units[o] && key[o] != std::numeric_limits<std::size_t>::max()) out.push_back(key[o]);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace greedy_detail
+
+// The greedy graph, repaired for capacity: while an instruction of it reads more of a buffer at
+// once than the buffer holds only because some operands are slice^H views of larger values
+// (QKV's gemm reading 64 rows of a 128-row load beside 64 rows of B: 192 rows of d1's 128),
+// those operands are extracted as values of their own and the graph is extracted again. Such a
+// graph has no allocation whatever the schedule, and the enumeration would reach the repaired
+// one only after every smaller graph (QKV's 2048-row dot: 180 nodes).
+inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, const std::vector<std::int64_t>& banned = {},
+                                                bool claim_in_place = false) {
+  std::vector<std::uint8_t> must_own(requests.request_count(), 0);
+  std::optional<PiiGraph> graph;
+  for (int repair = 0; repair < 8; ++repair) {
+    std::vector<RequestGraph::Request> request_of;
+    std::vector<std::size_t> renumbered;
+    auto candidate = greedy_detail::attempt(requests, banned, claim_in_place, must_own, request_of, renumbered);
+    if (!candidate) return graph;  // owning them leaves some root unproduced: keep the last graph
+    graph = std::move(candidate);
+    bool added = false;
+    for (std::size_t k : greedy_detail::views_to_own(requests, *graph, request_of, renumbered))
+      if (!must_own[k]) must_own[k] = added = true;
+    if (!added) break;
+  }
+  return graph;
 }
 
 }  // namespace act::select

@@ -18,9 +18,10 @@ namespace act::select::isa_rule_detail {
 using egraph::Id;
 
 // The class `step`'s node was applied to, given the class x of its result and the operand's
-// dims (see TensorBuilder::undo_movement).
-inline Id undo_step(TensorBuilder& b, Id x, const ChainStep& step, const std::vector<std::int64_t>& dims) {
-  return b.undo_movement(x, step.opcode, step.permutation, step.operand_dtype, dims);
+// dims (see TensorBuilder::undo_movement; the forward view only on the root chain).
+inline Id undo_step(TensorBuilder& b, Id x, const ChainStep& step, const std::vector<std::int64_t>& dims,
+                    bool on_root_chain) {
+  return b.undo_movement(x, step.opcode, step.permutation, step.operand_dtype, dims, on_root_chain);
 }
 
 // The nodes a match of searcher v implies, alpha solved: the Pii over its inputs (peeled input
@@ -73,7 +74,7 @@ inline std::optional<Id> build_instance(const IsaRuleInfo& info, SelectionContex
     switch (binding.source) {
       case InputSource::Matched: {
         Id x = g.find(s[variant.inputs[k]]);
-        for (std::size_t t = 0; t < binding.chain.size(); ++t) x = undo_step(b, x, binding.chain[t], input_dims[k][t]);
+        for (std::size_t t = 0; t < binding.chain.size(); ++t) x = undo_step(b, x, binding.chain[t], input_dims[k][t], false);
         children.push_back(x);
         break;
       }
@@ -84,7 +85,7 @@ inline std::optional<Id> build_instance(const IsaRuleInfo& info, SelectionContex
     }
   }
   Id x = b.pii(info.instruction, alpha, children);
-  for (std::size_t t = 0; t < variant.root_chain.size(); ++t) x = undo_step(b, x, variant.root_chain[t], root_dims[t]);
+  for (std::size_t t = 0; t < variant.root_chain.size(); ++t) x = undo_step(b, x, variant.root_chain[t], root_dims[t], true);
   if (!g.data(g.find(x)).type.same_type(g.data(g.find(cls)).type)) return std::nullopt;  // a semantics inconsistency
   return x;
 }
