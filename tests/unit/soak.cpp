@@ -656,10 +656,13 @@ TEST_CASE("regression qkv_schedule_search_capped: phase 2 leaves a graph it cann
   // Complete-mode soak kernel 697 of seed 7 (a lifted program that spills). Its first pii graph
   // allocates under no order: phase 2 pruned 100,000 of them (about 2 s) before the next graph,
   // which allocates, and the compile often timed out at 3 s. Each graph version now gets
-  // kDefaultMaxOrders orders; the program is the same (49 instructions).
+  // kDefaultMaxOrders orders; the program is the same (49 instructions). The graph that
+  // allocates may prune a few orders of its own (4 since the root-chain forward views, whose
+  // e-graph gives it live ranges to split), so the bound is on the total: far below a second
+  // graph's worth of orders.
   const codegen::CompileOutcome outcome = check_compiles<isa::Qkv>("qkv_schedule_search_capped", 60.0, 697, true);
   CHECK(outcome.statistics.allocation_failures == 1);
-  CHECK(outcome.statistics.schedules_pruned <= alloc::kDefaultMaxOrders + 1);
+  CHECK(outcome.statistics.schedules_pruned < alloc::kDefaultMaxOrders + 100);
   CHECK(outcome.result->program.instructions.size() <= 49);
 }
 
@@ -735,6 +738,15 @@ TEST_CASE("regression qkv_second_group_waits_for_first: a group's ready greedy g
   // and searched every graph of up to 32 nodes for 27 s without finding one.
   const codegen::CompileOutcome outcome = check_compiles<isa::Qkv>("qkv_second_group_waits_for_first", 30.0, 191, true);
   CHECK(outcome.statistics.pii_graphs <= 8);
+}
+
+TEST_CASE("regression qkv_groups_share_extraction_work: one group's extraction blow-up does not keep another group's "
+          "next graph out of the combinations", "[soak][regression]") {
+  // Three output groups. The program of cost 1328 combines the third group's third graph (3
+  // nodes); the second group's third enumeration ran out the deterministic work budget first,
+  // and the best combination left cost 1360. Groups now take turns with slices of work.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Qkv>("qkv_groups_share_extraction_work", 30.0, 75, true);
+  CHECK(outcome.result->cost <= 1328);
 }
 
 TEST_CASE("regression qkv_phase2_over_budget: a program exists, and act compile finds it given time", "[soak][regression]") {

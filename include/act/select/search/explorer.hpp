@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,7 +75,11 @@ class Explorer {
   // The next pii graph not yielded before, or nullopt when the enumeration is over.
   // With `until`: also stop (for good, as a timeout) once `until` passes, even inside an
   // extraction level (the code generator's termination heuristic).
-  std::optional<PiiGraph> next(std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max()) {
+  // With `extraction_slice` > 0: also return nullopt, with paused(), once an extraction has
+  // spent that many units of work without a graph; the next call resumes it.
+  std::optional<PiiGraph> next(std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max(),
+                               std::uint64_t extraction_slice = 0) {
+    paused_ = false;
     if (finished_) return std::nullopt;
     until_ = std::min(options_.deadline, until);
     if (extractor_) extractor_->set_deadline(until_);
@@ -87,9 +92,14 @@ class Explorer {
         // enumerate again from size 1 (skipping graphs yielded before), so nothing is lost.
         const bool capped = growing_ && options_.graphs_per_round > 0 && round_yielded_ >= options_.graphs_per_round;
         if (!capped) {
+          extractor_->pause_after(extraction_slice);
           if (auto g = extractor_->next()) {
             ++round_yielded_;
             return g;
+          }
+          if (extractor_->paused()) {
+            paused_ = true;
+            return std::nullopt;
           }
         }
         if (capped) {
@@ -162,6 +172,8 @@ class Explorer {
   // The enumeration ended because options.deadline (or the extractor's) passed, not because
   // it was over: more graphs may exist.
   bool timed_out() const { return timed_out_; }
+  // The last next() returned nullopt because its extraction slice was spent, not for good.
+  bool paused() const { return paused_; }
   std::size_t yielded() const { return seen_.size(); }          // distinct graphs so far
   const std::vector<egraph::RunReport>& reports() const { return reports_; }
   // Why the enumeration ended (for "no program" messages): how exploration stopped, and
@@ -316,6 +328,7 @@ class Explorer {
   bool saturated_ = false;
   bool finished_ = false;
   bool timed_out_ = false;
+  bool paused_ = false;
 };
 
 }  // namespace act::select

@@ -99,15 +99,25 @@ class Extractor {
   Extractor(const Extractor&) = delete;
   Extractor& operator=(const Extractor&) = delete;
 
-  // The next pii graph, or nullopt when every graph within max_size has been yielded.
+  // The next pii graph, or nullopt when every graph within max_size has been yielded -- or,
+  // with paused(), when the work pause_after allowed is done: the search then resumes where it
+  // stopped at the next call.
   std::optional<PiiGraph> next() {
+    paused_ = false;
     while (!finished_) {
       if (auto g = step_level()) return g;
-      if (finished_) break;  // stopped by the deadline inside the level
+      if (finished_ || paused_) break;  // stopped by the deadline or a pause inside the level
       advance_level();
     }
     return std::nullopt;
   }
+
+  // The next calls to next() pause once `units` more units of work are done (0: never). Lets a
+  // caller share its work among several searches (group_explorer.hpp).
+  void pause_after(std::uint64_t units) {
+    pause_at_ = units ? work_units_ + units : std::numeric_limits<std::uint64_t>::max();
+  }
+  bool paused() const { return paused_; }
 
   // After next() returned nullopt: true if no pii graph larger than max_size exists either
   // (the enumeration was complete, not cut by the budget).
@@ -269,6 +279,10 @@ class Extractor {
   // the level is exhausted (nullopt).
   std::optional<PiiGraph> step_level() {
     for (;;) {
+      if (work_units_ >= pause_at_) {  // between two steps: the state resumes as it is
+        paused_ = true;
+        return std::nullopt;
+      }
       if (out_of_time()) {
         finished_ = true;
         exhaustive_ = false;
@@ -418,6 +432,7 @@ class Extractor {
   // passed or the shared work limit is reached.
   bool out_of_time() {
     if (expired_) return true;
+    ++work_units_;
     if (options_.work) {
       if (options_.work->exhausted()) return expired_ = true;
       ++options_.work->spent;
@@ -556,6 +571,9 @@ class Extractor {
   static constexpr std::size_t kDeadlineStride = 1024;
   std::size_t ticks_ = 0;
   bool expired_ = false;
+  std::uint64_t work_units_ = 0;  // counted by out_of_time, for pause_after
+  std::uint64_t pause_at_ = std::numeric_limits<std::uint64_t>::max();
+  bool paused_ = false;
   bool timed_out_ = false;
   std::vector<std::uint32_t> bound_stamp_;
   std::vector<std::size_t> bound_memo_;

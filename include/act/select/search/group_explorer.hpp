@@ -29,14 +29,20 @@
 // one group's enumeration can run until the deadline without a new graph (a 36-node greedy
 // graph, and every graph of at most 32 nodes searched for the next one), and the program may
 // be waiting in another group's ready greedy graph (QKV sound-mode kernel 191 of seed 4242).
-// The groups that do enumerate do so in order and their combinations follow together, as in
-// the plain level-by-level product. Every combination of graphs the groups yield is eventually
-// produced, once, so completeness carries over from the explorers.
+// The groups that do enumerate take turns: each pass gives every group still without its
+// L-th graph a slice of extraction work (kFirstSlice units, doubled each pass; Explorer::next
+// pauses and resumes the search), and the graphs a pass yields are combined before the next
+// pass. One group's extraction blow-up then no longer keeps the others' next graphs out of the
+// combinations until the work budget ends the search (QKV kernel 75 of the compile-time set:
+// a 3-node group's third graph waited behind a 20-node group's third enumeration). Every
+// combination of graphs the groups yield is eventually produced, once, so completeness
+// carries over from the explorers.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -60,6 +66,9 @@ class GroupExplorer {
 
   static constexpr int kMaxDeeperSplits = 2;
   static constexpr std::size_t kCutRetryNodeShare = 4;  // a retry after a cut: node_limit / this
+  // Extraction work a group may spend on its graph of a level before the other groups get
+  // theirs (doubled each pass; see the header comment).
+  static constexpr std::uint64_t kFirstSlice = std::uint64_t{1} << 14;
 
   struct Group {
     explicit Group(SelectionContext* c) : context(c), graph(std::make_unique<TensorGraph>(TensorAnalysis(c))) {}
@@ -178,13 +187,15 @@ class GroupExplorer {
     g.explorer = std::make_unique<Explorer>(*g.graph, *g.context, g.init.roots, group_rules.rules, std::move(o));
   }
 
-  // The group's next graph. An enumeration that ends without any graph, and not on a timeout,
+  // The group's next graph (nullopt with the explorer paused() when `slice` units of extraction
+  // work were spent first). An enumeration that ends without any graph, and not on a timeout,
   // starts over with the output split one level deeper (see the header comment).
-  std::optional<PiiGraph> fetch(Group& g, TimePoint until) {
+  std::optional<PiiGraph> fetch(Group& g, TimePoint until, std::uint64_t slice = 0) {
     for (;;) {
-      std::optional<PiiGraph> graph = g.explorer->next(until);
+      std::optional<PiiGraph> graph = g.explorer->next(until, slice);
       if (graph) g.yielded_any = true;
-      if (graph || g.yielded_any || g.explorer->timed_out() || g.deeper_split >= kMaxDeeperSplits) return graph;
+      if (graph || g.explorer->paused() || g.yielded_any || g.explorer->timed_out() || g.deeper_split >= kMaxDeeperSplits)
+        return graph;
       // The retry of an e-graph cut short by its node or iteration limit gets a share of the
       // node limit (see the header comment).
       g.after_cut = !g.explorer->saturated();
@@ -237,21 +248,36 @@ class GroupExplorer {
             if (std::optional<PiiGraph> graph = g->explorer->next_greedy()) add(*g, std::move(*graph));
         if (graph_counts() != before) return queue_combinations(before);
       }
+      bool paused = false;
       for (auto& g : groups_) {
         if (g->done || g->graphs.size() > level_) continue;
-        if (std::optional<PiiGraph> graph = fetch(*g, until)) {
+        if (std::optional<PiiGraph> graph = fetch(*g, until, slice_)) {
           add(*g, std::move(*graph));
           continue;
         }
+        if (g->explorer->paused()) {
+          paused = true;
+          continue;
+        }
         g->done = true;
-        // The graphs the earlier groups gave this level are still combined (below); then the
+        // The graphs the other groups gave this level are still combined (below); then the
         // search ends.
         if (g->explorer->timed_out()) {
           timed_out_ = true;
           break;
         }
       }
+      if (paused && !timed_out_) {
+        // Some group's search for its graph of this level goes on, with twice the work next
+        // pass; the graphs the others gave are combined first.
+        slice_ *= 2;
+        const bool every_group_has_one =
+            std::none_of(groups_.begin(), groups_.end(), [](const auto& g) { return g->graphs.empty(); });
+        if (graph_counts() != before && every_group_has_one) return queue_combinations(before);
+        continue;
+      }
       enumerating_ = false;
+      slice_ = kFirstSlice;
       const bool any_new = std::any_of(groups_.begin(), groups_.end(), [&](const auto& g) { return g->graphs.size() > level_; });
       ++level_;
       for (const auto& g : groups_)
@@ -319,6 +345,7 @@ class GroupExplorer {
   bool multi_group_ = false;
   std::size_t level_ = 0;
   bool enumerating_ = false;         // the level's ready greedy graphs are taken
+  std::uint64_t slice_ = kFirstSlice;  // extraction work per group and pass in this level
   bool fresh_ = false;
   std::vector<std::size_t> before_;  // graphs per group before the queued combinations' batch
   std::vector<std::size_t> after_;   // and after it
