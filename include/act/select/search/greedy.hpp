@@ -14,21 +14,6 @@
 
 namespace act::select {
 
-// A greedy pii graph (egg-style extraction): each request takes the alternative of least
-// additive cost (nodes counted as if the graph were a tree) and becomes one shared node. Not in
-// the enumeration's order: the explorer offers it before each round's enumeration as a fast
-// first candidate (K1 on AMX needs 23 nodes; enumerating every smaller graph first costs
-// seconds). Two costs per request: any node, or an *owned* one (a Pii, or a concat^H of owned
-// nodes) -- concat^H places its operands side by side, so they must be storage of their own,
-// not slice^H views or leaves, and a node fills at most one concat^H slot (a second slot gets
-// a fresh copy). A root is owned. nullopt when some root cannot be produced.
-// `banned`: ISA instruction indices whose Pii alternatives are not taken (the explorer's
-// alternatives to a greedy graph, explorer.hpp).
-// `claim_in_place`: an instruction reading an operand in place (isa::reads_in_place) writes
-// that operand's storage, so it owns storage only when the operand does (two in-place softmaxes
-// of one slice^H placed side by side under a concat^H have no allocation), and it claims the
-// operand as a concat^H slot does: a second in-place reader gets a fresh owned copy when one
-// exists. Off: in-place operands are plain operands (phase 2 rematerialises input-less ones).
 namespace greedy_detail {
 
 // One greedy extraction. `must_own`: per request, whether every reader takes its owned
@@ -187,7 +172,22 @@ inline std::vector<std::size_t> views_to_own(const RequestGraph& requests, const
 
 }  // namespace greedy_detail
 
-// The greedy graph, repaired for capacity: while an instruction of it reads more of a buffer at
+// A greedy pii graph (egg-style extraction): each request takes the alternative of least
+// additive cost (nodes counted as if the graph were a tree) and becomes one shared node. Not in
+// the enumeration's order: the explorer offers it before each round's enumeration as a fast
+// first candidate (K1 on AMX needs 23 nodes; enumerating every smaller graph first costs
+// seconds). Two costs per request: any node, or an *owned* one (a Pii, or a concat^H of owned
+// nodes) -- concat^H places its operands side by side, so they must be storage of their own,
+// not slice^H views or leaves, and a node fills at most one concat^H slot (a second slot gets
+// a fresh copy). A root is owned. nullopt when some root cannot be produced.
+// `banned`: ISA instruction indices whose Pii alternatives are not taken (the explorer's
+// alternatives to a greedy graph, explorer.hpp).
+// `claim_in_place`: an instruction reading an operand in place (isa::reads_in_place) writes
+// that operand's storage, so it owns storage only when the operand does (two in-place softmaxes
+// of one slice^H placed side by side under a concat^H have no allocation), and it claims the
+// operand as a concat^H slot does: a second in-place reader gets a fresh owned copy when one
+// exists. Off: in-place operands are plain operands (phase 2 rematerialises input-less ones).
+// Repaired for capacity: while an instruction of the graph reads more of a buffer at
 // once than the buffer holds only because some operands are slice^H views of larger values
 // (QKV's gemm reading 64 rows of a 128-row load beside 64 rows of B: 192 rows of d1's 128),
 // those operands are extracted as values of their own and the graph is extracted again. Such a
