@@ -13,6 +13,7 @@
 #include "act/hlo/parser.hpp"
 #include "act/isa/qkv.hpp"
 #include "act/sim/verify.hpp"
+#include "act/select/on_chip_reads.hpp"
 #include "act/testing/files.hpp"
 
 using namespace act;
@@ -618,6 +619,44 @@ ENTRY main {
   const std::vector<std::string> program = names(*r.program);
   CHECK(std::count(program.begin(), program.end(), std::string("store_rm")) == 2);
   require_verifies(kernel, ctx.isa, *r.program);
+}
+
+TEST_CASE("an instruction reading more of a buffer at once than it holds has no allocation, whatever the schedule") {
+  // Each add reads two rows of 'r'; with room for one row no schedule helps. A slice^H operand
+  // counts the whole value it views: the view of one row of a two-row load reads both.
+  const Shape row(DType::s32, {1, 4});
+  std::vector<PiiNode> n;
+  for (std::int64_t p = 0; p < 2; ++p) n.push_back(leaf(p, 16));                      // 0-1
+  for (std::size_t p = 0; p < 2; ++p) n.push_back(pii(kTinyLoad, {}, 1, row, {p}));  // 2-3
+  n.push_back(pii(kTinyAdd, {}, 1, row, {2, 3}));                                    // 4
+  n.push_back(pii(kTinyStore, {}, 0, bytes(16), {4}));                               // 5
+  const select::PiiGraph g(std::move(n), {5});
+  const auto kernel = hlo::parse_module(R"(HloModule sum
+ENTRY main {
+  %a = s32[1,4] parameter(0)
+  %b = s32[1,4] parameter(1)
+  ROOT %r = s32[1,4] add(%a, %b)
+})");
+  const auto image = sim::kernel_image(kernel);
+  const auto one = context_of<Tiny<1>>();
+  const select::OnChipReads reads(g, one.isa);
+  CHECK(reads.reads(4, 1) == 2);
+  CHECK(reads.capacity(1) == 1);
+  CHECK(reads.overfills(4, 1));
+  CHECK_FALSE(reads.overfills(5, 1));  // the store reads one row
+  const auto values = alloc::analyze_values(g, one.isa, one.constants, image);
+  const auto why = alloc::allocate_detail::overfull_instruction(values);
+  REQUIRE(why);
+  CHECK(why->find("%4") == 0);
+  CHECK(why->find("reads 2 units of buffer 'r' at once, which holds 1") != std::string::npos);
+  const auto r = alloc::allocate(g, one.isa, one.constants, image);
+  CHECK_FALSE(r.program);
+  const auto two = context_of<Tiny<2>>();
+  CHECK_FALSE(alloc::allocate_detail::overfull_instruction(alloc::analyze_values(g, two.isa, two.constants, image)));
+  const auto ok = alloc::allocate(g, two.isa, two.constants, image);
+  INFO(ok.message);
+  REQUIRE(ok.program);
+  require_verifies(kernel, two.isa, *ok.program);
 }
 
 TEST_CASE("a schedule keeping more live than a buffer holds is unsat without Z3, its clique the core") {

@@ -24,6 +24,7 @@
 #include "act/alloc/spill_plan.hpp"
 #include "act/alloc/schedule.hpp"
 #include "act/alloc/values.hpp"
+#include "act/select/on_chip_reads.hpp"
 #include "act/sim/kernel_image.hpp"
 
 namespace act::alloc {
@@ -222,32 +223,17 @@ inline Attempt try_schedules(const GraphValues& values, ScheduleGenerator::Const
 }
 
 // Why no allocation of `values` exists whatever the schedule or the splits, when one instruction
-// reads more of a buffer at once than the buffer holds (its distinct on-chip operands, in units
-// of the buffer's access dims); nothing otherwise.
+// reads more of a buffer at once than the buffer holds (select/on_chip_reads.hpp); nothing
+// otherwise.
 inline std::optional<std::string> overfull_instruction(const GraphValues& values) {
+  const select::OnChipReads reads(*values.graph, values.isa);
   for (std::size_t q = 0; q < values.size(); ++q) {
     if (values.node(q).kind != select::PiiNodeKind::Pii) continue;
-    std::vector<std::size_t> read;
-    for (std::size_t o : values.node(q).operands)
-      for (std::size_t s : values.aliases[o])
-        if (values.storage[s] && !values.node(s).is_leaf() && std::find(read.begin(), read.end(), s) == read.end())
-          read.push_back(s);
-    for (std::size_t b = 0; b < values.isa.buffers.size(); ++b) {
-      const isa::Buffer& buffer = values.isa.buffers[b];
-      if (buffer.is_hbm) continue;
-      std::int64_t capacity = 1, need = 0;
-      for (auto a : buffer.access_dims) capacity *= a;
-      for (std::size_t s : read)
-        if (static_cast<std::size_t>(values.node(s).buffer) == b) {
-          std::int64_t units = 1;
-          for (auto l : values.length[s]) units *= l;
-          need += units;
-        }
-      if (need > capacity)
+    for (std::size_t b = 0; b < values.isa.buffers.size(); ++b)
+      if (reads.overfills(q, b))
         return fmt::format("%{} ({}) reads {} units of buffer '{}' at once, which holds {}", q,
-                           values.isa.instructions[static_cast<std::size_t>(values.node(q).index)].name, need, buffer.name,
-                           capacity);
-    }
+                           values.isa.instructions[static_cast<std::size_t>(values.node(q).index)].name, reads.reads(q, b),
+                           values.isa.buffers[b].name, reads.capacity(b));
   }
   return std::nullopt;
 }

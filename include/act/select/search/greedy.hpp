@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "act/select/on_chip_reads.hpp"
 #include "act/select/pii_graph.hpp"
 #include "act/select/search/request_graph.hpp"
 
@@ -116,54 +117,29 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
 }
 
 // The requests to own so that no instruction of `graph` reads more of an on-chip buffer at once
-// than the buffer holds: for each such instruction, its operands that are slice^H views of a
-// larger value (phase 2 must keep the whole value live while the instruction reads a part of
-// it; allocate.hpp, overfull_instruction). Empty when no instruction overfills a buffer or
-// none of the overfull ones reads a view.
+// than the buffer holds (on_chip_reads.hpp): for each such instruction, its operands that are
+// slice^H views of a larger value (phase 2 must keep the whole value live while the instruction
+// reads a part of it). Empty when no instruction overfills a buffer or none of the overfull
+// ones reads a view.
 inline std::vector<std::size_t> views_to_own(const RequestGraph& requests, const PiiGraph& graph,
                                              const std::vector<RequestGraph::Request>& request_of,
                                              const std::vector<std::size_t>& renumbered) {
-  const auto& buffers = requests.context().isa.buffers;
+  const OnChipReads reads(graph, requests.context().isa);
   const std::size_t n = graph.nodes().size();
-  std::vector<std::vector<std::size_t>> owners(n);  // the storage (Pii) nodes a node's bytes lie in
-  std::vector<std::int64_t> units(n, 0);             // on-chip: its extent in units of its buffer
-  for (std::size_t i = 0; i < n; ++i) {
-    const PiiNode& x = graph.node(i);
-    const auto& buffer = buffers[static_cast<std::size_t>(x.buffer)];
-    if (!buffer.is_hbm && x.type.dims.size() >= buffer.access_dims.size()) {
-      units[i] = 1;
-      for (std::size_t d = 0; d < buffer.access_dims.size(); ++d) units[i] *= x.type.dims[d];
-    }
-    if (x.kind == PiiNodeKind::Pii) owners[i] = {i};
-    if (x.kind == PiiNodeKind::SliceH || x.kind == PiiNodeKind::ConcatH)
-      for (std::size_t o : x.operands)
-        for (std::size_t s : owners[o])
-          if (std::find(owners[i].begin(), owners[i].end(), s) == owners[i].end()) owners[i].push_back(s);
-  }
   // graph node -> its request (`renumbered` maps attempt()'s nodes to the graph's)
   std::vector<std::size_t> key(n, std::numeric_limits<std::size_t>::max());
   for (std::size_t i = 0; i < renumbered.size(); ++i)
     if (renumbered[i] < n) key[renumbered[i]] = requests.key(request_of[i]);
   std::vector<std::size_t> out;
   for (std::size_t q = 0; q < n; ++q) {
-    const PiiNode& x = graph.node(q);
-    if (x.kind != PiiNodeKind::Pii) continue;
-    std::vector<std::size_t> read;
-    for (std::size_t o : x.operands)
-      for (std::size_t s : owners[o])
-        if (std::find(read.begin(), read.end(), s) == read.end()) read.push_back(s);
-    for (std::size_t b = 0; b < buffers.size(); ++b) {
-      if (buffers[b].is_hbm) continue;
-      std::int64_t capacity = 1, need = 0;
-      for (auto a : buffers[b].access_dims) capacity *= a;
-      for (std::size_t s : read)
-        if (static_cast<std::size_t>(graph.node(s).buffer) == b) need += units[s];
-      if (need <= capacity) continue;
-      for (std::size_t o : x.operands) {
+    if (graph.node(q).kind != PiiNodeKind::Pii) continue;
+    for (std::size_t b = 0; b < requests.context().isa.buffers.size(); ++b) {
+      if (!reads.overfills(q, b)) continue;
+      for (std::size_t o : graph.node(q).operands) {
         if (static_cast<std::size_t>(graph.node(o).buffer) != b || graph.node(o).kind != PiiNodeKind::SliceH) continue;
         std::int64_t whole = 0;
-        for (std::size_t s : owners[o]) whole += units[s];
-        if (whole > units[o] && key[o] != std::numeric_limits<std::size_t>::max()) out.push_back(key[o]);
+        for (std::size_t s : reads.owners(o)) whole += reads.units(s);
+        if (whole > reads.units(o) && key[o] != std::numeric_limits<std::size_t>::max()) out.push_back(key[o]);
       }
     }
   }
