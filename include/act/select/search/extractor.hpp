@@ -224,8 +224,8 @@ class Extractor {
   }
 
   void reset_level() {
-    nodes_.clear();
-    frames_.clear();
+    node_count_ = 0;
+    depth_ = 0;
     pending_.clear();
     root_nodes_.assign(requests_.roots().size(), -1);
     size_ = 0;
@@ -299,18 +299,17 @@ class Extractor {
           }
           continue;
         }
-        Frame frame;
+        Frame& frame = push_frame();
         frame.slot = pending_.back();
         pending_.pop_back();
         fill_options(frame);
-        frames_.push_back(std::move(frame));
       }
-      if (frames_.empty()) return std::nullopt;
-      Frame& f = frames_.back();
+      if (depth_ == 0) return std::nullopt;
+      Frame& f = frames_[depth_ - 1];
       if (f.applied) undo(f);
       if (f.next >= f.options.size()) {
         pending_.push_back(f.slot);
-        frames_.pop_back();
+        --depth_;
         continue;
       }
       apply(f, f.options[f.next++]);
@@ -324,6 +323,29 @@ class Extractor {
       }
       descend_ = true;
     }
+  }
+
+  // The frames and nodes of the search are kept past a pop and reused, with the capacity of
+  // their lists: a DFS step then allocates nothing once the search has been as deep before.
+  Frame& push_frame() {
+    if (depth_ == frames_.size()) frames_.emplace_back();
+    Frame& f = frames_[depth_++];
+    f.options.clear();
+    f.next = 0;
+    f.applied = false;
+    return f;
+  }
+  WorkNode& push_node(Request r) {
+    if (node_count_ == nodes_.size()) nodes_.emplace_back();
+    WorkNode& w = nodes_[node_count_++];
+    w.request = r;
+    w.alternative = nullptr;
+    w.operands.clear();
+    w.creator = -1;
+    w.pending = 0;
+    w.concat_uses = 0;
+    w.finished = false;
+    return w;
   }
 
   void fill_options(Frame& f) {
@@ -482,25 +504,20 @@ class Extractor {
       if (leaf != same.end()) {
         target = *leaf;
       } else {
-        WorkNode node;
-        node.request = r;
-        node.finished = true;
-        nodes_.push_back(std::move(node));
-        same.push_back(static_cast<int>(nodes_.size() - 1));
+        push_node(r).finished = true;
+        same.push_back(static_cast<int>(node_count_ - 1));
         has_node_[key(r)] = 1;
         f.created = true;
         target = same.back();
       }
     } else if (o.kind == Option::Fresh) {
-      WorkNode node;
-      node.request = r;
+      WorkNode& node = push_node(r);
       node.alternative = o.alternative;
       node.operands.assign(o.alternative->operands.size(), -1);
       node.creator = f.slot.parent;
       node.pending = o.alternative->operands.size();
       node.finished = node.pending == 0;
-      nodes_.push_back(std::move(node));
-      target = static_cast<int>(nodes_.size() - 1);
+      target = static_cast<int>(node_count_ - 1);
       f.duplicate = !same.empty();
       duplicates_ += f.duplicate ? 1 : 0;
       same.push_back(target);
@@ -534,7 +551,7 @@ class Extractor {
       auto& same = nodes_of_request_[key(f.slot.request)];
       same.pop_back();
       has_node_[key(f.slot.request)] = same.empty() ? 0 : 1;
-      nodes_.pop_back();
+      --node_count_;
     }
     if (f.counted) --size_;
     if (f.duplicate) --duplicates_;
@@ -542,8 +559,9 @@ class Extractor {
 
   PiiGraph build() const {
     std::vector<PiiNode> out;
-    out.reserve(nodes_.size());
-    for (const WorkNode& w : nodes_) {
+    out.reserve(node_count_);
+    for (std::size_t i = 0; i < node_count_; ++i) {
+      const WorkNode& w = nodes_[i];
       PiiNode p = requests_.node(w.request, w.alternative);
       for (int o : w.operands) p.operands.push_back(static_cast<std::size_t>(o));
       out.push_back(std::move(p));
@@ -562,7 +580,9 @@ class Extractor {
   std::vector<WorkNode> nodes_;
   std::vector<std::vector<int>> nodes_of_request_;  // per request key, creation order
   std::vector<Slot> pending_;
+  std::size_t node_count_ = 0;  // nodes_[0, node_count_) are the graph's; the rest wait for reuse
   std::vector<Frame> frames_;
+  std::size_t depth_ = 0;       // frames_[0, depth_) are the search's stack
   std::vector<int> root_nodes_;
   std::vector<std::size_t> scratch_;
   std::vector<std::size_t> unmet_;  // new_nodes_bound's copy of the unmet requests
