@@ -369,11 +369,19 @@ class Extractor {
 
   // Distinct non-leaf requests among the pending slots that have no node at all yet.
   std::size_t unmet_requests() {
+    if (unmet_stamp_.size() != has_node_.size()) unmet_stamp_.assign(has_node_.size(), 0);
+    if (++unmet_epoch_ == 0) {  // wrapped: no old stamp may match
+      std::fill(unmet_stamp_.begin(), unmet_stamp_.end(), 0);
+      unmet_epoch_ = 1;
+    }
     scratch_.clear();
-    for (const Slot& s : pending_)
-      if (!is_leaf_request(s.request) && !has_node_[key(s.request)]) scratch_.push_back(key(s.request));
-    std::sort(scratch_.begin(), scratch_.end());
-    return static_cast<std::size_t>(std::unique(scratch_.begin(), scratch_.end()) - scratch_.begin());
+    for (const Slot& s : pending_) {
+      const std::size_t k = key(s.request);
+      if (is_leaf_request(s.request) || has_node_[k] || unmet_stamp_[k] == unmet_epoch_) continue;
+      unmet_stamp_[k] = unmet_epoch_;
+      scratch_.push_back(k);
+    }
+    return scratch_.size();
   }
 
   // A lower bound on the nodes the partial graph still has to build: the distinct unmet
@@ -389,7 +397,10 @@ class Extractor {
       bound_stamp_.assign(nodes_of_request_.size(), 0);
       bound_memo_.assign(nodes_of_request_.size(), 0);
     }
-    ++bound_epoch_;
+    if (++bound_epoch_ == 0) {  // wrapped: no old stamp may match
+      std::fill(bound_stamp_.begin(), bound_stamp_.end(), 0);
+      bound_epoch_ = 1;
+    }
     bound_visits_ = 0;
     unmet_.assign(scratch_.begin(), scratch_.begin() + static_cast<std::ptrdiff_t>(best));
     for (std::size_t k : unmet_) {
@@ -412,8 +423,12 @@ class Extractor {
       const std::uint32_t* last = bound_operands_.data() + bound_operand_begin_[a + 1];
       std::size_t count = 0;  // the distinct operand requests with no node yet
       for (const std::uint32_t* c = first; c != last; ++c) count += has_node_[*c] ? 0 : 1;
+      // Branch and bound: an alternative costs at least 1 + count, and once 1 + largest reaches
+      // the best alternative so far, its other operands cannot make it the best.
+      if (1 + count >= value) continue;
       std::size_t largest = 0;
-      for (const std::uint32_t* c = first; c != last; ++c) largest = std::max(largest, sub_graph_bound(*c, depth + 1, remaining));
+      for (const std::uint32_t* c = first; c != last && 1 + largest < value; ++c)
+        largest = std::max(largest, sub_graph_bound(*c, depth + 1, remaining));
       value = std::min(value, 1 + std::max(largest, count));
       if (value == 1) break;
     }
@@ -422,27 +437,36 @@ class Extractor {
   }
 
   // The request graph as sub_graph_bound reads it at every step, flat: per request its
-  // alternatives, per alternative its distinct non-leaf operand requests in first-use order. A
-  // repeated operand changes neither the count nor the largest bound, and its repeat visit was a
-  // memo hit (no work counted), so the bound and the work are what the nested lists gave. In
-  // AMX compiles this bound was the largest function (14 % of the samples); flat, its samples
-  // fell by 45 %.
+  // alternatives, per alternative its distinct non-leaf operand requests. In AMX compiles this
+  // bound was the largest function (14 % of the samples); flat, its samples fell by 45 %. For
+  // the walk's branch and bound, a request's alternatives come by their standalone bound
+  // (1 + max(largest min_size, count)) and an alternative's operands by their min_size, largest
+  // first: the least alternative tends to come first and the largest operand to end the walk.
+  // Neither order changes what the bound is (a least and a largest), only how soon it is known.
   void lay_out_bound_graph() {
     const std::size_t n = requests_.request_count();
     bound_alternatives_.assign(n + 1, 0);
     bound_operand_begin_.assign(1, 0);
     bound_operands_.clear();
+    std::vector<std::pair<std::size_t, std::vector<std::uint32_t>>> alternatives;  // (standalone bound, operands)
     for (std::size_t k = 0; k < n; ++k) {
       bound_alternatives_[k] = static_cast<std::uint32_t>(bound_operand_begin_.size() - 1);
+      alternatives.clear();
       for (const Alternative& alt : requests_.alternatives(k)) {
-        const std::size_t begin = bound_operands_.size();
+        std::vector<std::uint32_t> operands;
         for (Request r : alt.operands) {
           if (is_leaf_request(r)) continue;
           const auto child = static_cast<std::uint32_t>(key(r));
-          if (std::find(bound_operands_.begin() + static_cast<std::ptrdiff_t>(begin), bound_operands_.end(), child) ==
-              bound_operands_.end())
-            bound_operands_.push_back(child);
+          if (std::find(operands.begin(), operands.end(), child) == operands.end()) operands.push_back(child);
         }
+        std::stable_sort(operands.begin(), operands.end(),
+                         [&](std::uint32_t x, std::uint32_t y) { return requests_.min_size(x) > requests_.min_size(y); });
+        const std::size_t largest = operands.empty() ? 0 : requests_.min_size(operands.front());
+        alternatives.emplace_back(1 + std::max(largest, operands.size()), std::move(operands));
+      }
+      std::stable_sort(alternatives.begin(), alternatives.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (const auto& [standalone, operands] : alternatives) {
+        bound_operands_.insert(bound_operands_.end(), operands.begin(), operands.end());
         bound_operand_begin_.push_back(static_cast<std::uint32_t>(bound_operands_.size()));
       }
     }
@@ -595,6 +619,8 @@ class Extractor {
   std::uint64_t pause_at_ = std::numeric_limits<std::uint64_t>::max();
   bool paused_ = false;
   bool timed_out_ = false;
+  std::vector<std::uint32_t> unmet_stamp_;  // per request key: listed by unmet_requests in this epoch
+  std::uint32_t unmet_epoch_ = 0;
   std::vector<std::uint32_t> bound_stamp_;
   std::vector<std::size_t> bound_memo_;
   std::uint32_t bound_epoch_ = 0;
