@@ -442,7 +442,8 @@ class Extractor {
   // the walk's branch and bound, a request's alternatives come by their standalone bound
   // (1 + max(largest min_size, count)) and an alternative's operands by their min_size, largest
   // first: the least alternative tends to come first and the largest operand to end the walk.
-  // Neither order changes what the bound is (a least and a largest), only how soon it is known.
+  // Neither order changes what the bound is (a least and a largest), only how soon it is known;
+  // where the walk's caps or a cycle answer early, the answer differs but stays admissible.
   void lay_out_bound_graph() {
     const std::size_t n = requests_.request_count();
     bound_alternatives_.assign(n + 1, 0);
