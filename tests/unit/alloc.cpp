@@ -622,8 +622,8 @@ ENTRY main {
 }
 
 TEST_CASE("an instruction reading more of a buffer at once than it holds has no allocation, whatever the schedule") {
-  // Each add reads two rows of 'r'; with room for one row no schedule helps. A slice^H operand
-  // counts the whole value it views: the view of one row of a two-row load reads both.
+  // The add reads two rows of 'r'; with room for one row no schedule helps. (A slice^H operand
+  // counting the whole value it views is checked through the greedy graph, select_extract.cpp.)
   const Shape row(DType::s32, {1, 4});
   std::vector<PiiNode> n;
   for (std::int64_t p = 0; p < 2; ++p) n.push_back(leaf(p, 16));                      // 0-1
