@@ -56,6 +56,11 @@ TEST_CASE("attention compiles to the paper's nine instructions, n = 64, and veri
   CHECK(r.statistics.pii_graphs >= r.statistics.candidates);
   CHECK(r.statistics.schedules_tried >= r.statistics.candidates);
   CHECK(r.graph.pii_count() == 9);
+  // Where rewriting's time went: at most five rules, each within the rewrite time.
+  REQUIRE_FALSE(r.statistics.slowest_rules.empty());
+  CHECK(r.statistics.slowest_rules.size() <= 5);
+  CHECK(r.statistics.rebuild_seconds <= r.statistics.rewrite_seconds);
+  CHECK(r.statistics.to_string().find("rule time:") != std::string::npos);
   const auto v = sim::verify(kernel, kQkv, r.program);
   INFO(v.message);
   CHECK(v.ok);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cstdint>
 #include <optional>
@@ -640,6 +641,27 @@ TEST_CASE("a callable applier builds new nodes from analysis values") {
   CHECK(g.lookup(op(Kind::Mul), {term(g, "a"), term(g, "b")}) == std::nullopt);
   CHECK(g.eclass(unknown).nodes.size() == 1);
   CHECK(report.total_applied(0) == 1);
+}
+
+TEST_CASE("the run report says how long each rule took, searching and applying") {
+  PlainGraph g;
+  term(g, "(+ a b)");
+  term(g, "(* a b)");
+  // A slow applier (it waits 20 ms per match) and a quick rule that never matches.
+  PlainRule slow("slow", pat("(+ ?a ?b)"), [](PlainGraph& eg, Id, const Subst& s) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return std::vector<Id>{eg.add(op(Kind::Add), {s[Var{1}], s[Var{0}]})};
+  });
+  PlainRule never("never", pat("(- ?a ?b)"), pat("(- ?b ?a)"));
+  std::vector<PlainRule> rules{slow, never};
+  RunReport report = Runner<Arith>().run(g, rules);
+  REQUIRE(report.stop_reason == StopReason::Saturated);
+  CHECK(report.total_applied(0) == 1);
+  CHECK(report.seconds(0) >= 0.020);  // its one application at least
+  CHECK(report.seconds(1) < report.seconds(0));
+  CHECK(report.seconds(0) + report.seconds(1) + report.rebuild_seconds() <= report.total_seconds);
 }
 
 TEST_CASE("a callable applier may return several ids or none") {

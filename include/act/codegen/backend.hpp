@@ -241,13 +241,19 @@ class CandidateStream {
     stats_.saturated = true;
     stats_.rewrite_stop.clear();
     std::vector<std::size_t> count(rules.rules.size(), 0);
+    std::vector<double> seconds(rules.rules.size(), 0);
+    stats_.rebuild_seconds = 0;
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const select::GroupExplorer::Group& group = groups.group(g);
       const select::Explorer& e = *group.explorer;
       for (const auto& report : group.reports()) {
         rewrite += report.total_seconds;
         stats_.iterations += report.iterations.size();
-        for (std::size_t r = 0; r < count.size(); ++r) count[r] += report.total_applied(r);
+        for (std::size_t r = 0; r < count.size(); ++r) {
+          count[r] += report.total_applied(r);
+          seconds[r] += report.seconds(r);
+        }
+        stats_.rebuild_seconds += report.rebuild_seconds();
       }
       stats_.rounds = std::max(stats_.rounds, e.round());
       stats_.budget = std::max(stats_.budget, e.budget());
@@ -273,6 +279,13 @@ class CandidateStream {
     stats_.top_rules.clear();
     for (std::size_t i = 0; i < applied.size() && i < 8; ++i)
       stats_.top_rules.push_back(fmt::format("{} {}", rules.rules[applied[i].second].name(), applied[i].first));
+    std::vector<std::pair<double, std::size_t>> slowest;  // (seconds, rule)
+    for (std::size_t r = 0; r < seconds.size(); ++r)
+      if (seconds[r] > 0) slowest.emplace_back(seconds[r], r);
+    std::stable_sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    stats_.slowest_rules.clear();
+    for (std::size_t i = 0; i < slowest.size() && i < 5; ++i)
+      stats_.slowest_rules.push_back(fmt::format("{} {:.1f} ms", rules.rules[slowest[i].second].name(), slowest[i].first * 1e3));
   }
 
   void record_failure(std::string message) {

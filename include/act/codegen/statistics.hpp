@@ -57,6 +57,10 @@ struct Statistics {
   std::size_t isa_rules_applied = 0;       // IR->ISA rules, the movement-instruction rule included
   std::size_t identity_rules_applied = 0;  // slice^H / concat^H, constant byte views, the view rule
   std::vector<std::string> top_rules;
+  // Where rewriting's time goes: the rules that took longest (searching and applying) as
+  // "name: ms", longest first, and the rebuilds between iterations.
+  std::vector<std::string> slowest_rules;
+  double rebuild_seconds = 0;
   // Module 3: extraction (explorer time not spent rewriting).
   double extract_seconds = 0;
   std::uint64_t extraction_steps = 0;  // search work (DFS steps, bound visits; select::SearchWork)
@@ -92,6 +96,8 @@ struct Statistics {
                        saturated ? ", saturated" : "");
     out += fmt::format("  rules applied:    {} IR->IR axioms, {} IR->ISA, {} identity/constant; most applied: {}\n",
                        axioms_applied, isa_rules_applied, identity_rules_applied, fmt::join(top_rules, ", "));
+    if (!slowest_rules.empty())
+      out += fmt::format("  rule time:        {}; rebuilds {:.1f} ms\n", fmt::join(slowest_rules, ", "), rebuild_seconds * 1e3);
     out += fmt::format("module 3 extract:   {:8.3f} ms, {} pii graphs, {} rounds, budget {}, {} steps\n", extract_seconds * 1e3,
                        pii_graphs, rounds, budget, extraction_steps);
     out += fmt::format("module 4+6 sched:   {:8.3f} ms, {} schedules tried, {} pruned, {} live ranges split, {} pii graphs not allocated\n",

@@ -55,6 +55,7 @@ struct IterationReport {
     std::size_t matches = 0;   // stored matches (0 when banned or over its limit)
     std::size_t applied = 0;   // matches that changed the e-graph
     bool banned = false;       // skipped this iteration, or banned by it
+    double seconds = 0;        // searching and applying it
   };
   std::size_t index = 0;
   std::vector<Rule> rules;
@@ -75,6 +76,16 @@ struct RunReport {
     std::size_t n = 0;
     for (const IterationReport& it : iterations) n += it.rules.at(rule).applied;
     return n;
+  }
+  double seconds(std::size_t rule) const {
+    double t = 0;
+    for (const IterationReport& it : iterations) t += it.rules.at(rule).seconds;
+    return t;
+  }
+  double rebuild_seconds() const {
+    double t = 0;
+    for (const IterationReport& it : iterations) t += it.rebuild_seconds;
+    return t;
   }
   std::size_t times_banned(std::size_t rule) const {
     std::size_t n = 0;
@@ -147,7 +158,9 @@ class Runner {
         const bool limited = options_.backoff && !s.exempt;
         const std::size_t limit = limited ? shifted(options_.match_limit, s.times_banned)
                                           : std::numeric_limits<std::size_t>::max() - 1;
+        const auto searched = Clock::now();
         std::size_t found = rules[r].search(g, matches_[r], limit, deadline);
+        it.rules[r].seconds += seconds_since(searched);
         if (found > limit) {
           s.banned_until = iter + shifted(options_.ban_length, s.times_banned);
           ++s.times_banned;
@@ -171,7 +184,9 @@ class Runner {
       bool node_limit_hit = false;
       bool time_limit_hit = false;
       for (std::size_t r = 0; r < rules.size(); ++r) {
+        const auto applied = Clock::now();
         it.rules[r].applied = rules[r].apply(g, matches_[r], options_.node_limit, deadline);
+        it.rules[r].seconds += seconds_since(applied);
         node_limit_hit = g.num_nodes() > options_.node_limit;
         time_limit_hit = elapsed() >= options_.time_limit;
         if (node_limit_hit || time_limit_hit) break;

@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "act/egraph/pattern.hpp"
@@ -286,6 +287,83 @@ struct MovementInstruction {
   std::vector<std::map<std::int64_t, std::vector<std::int64_t>>> solutions;
 };
 
+// An alpha for which an instruction's Out0 has a class's type, with the movement it then makes.
+struct FittingAlpha {
+  std::vector<std::int64_t> alpha;
+  const MovementSemantics* semantics = nullptr;  // owned by MovementCaches::semantics
+};
+
+// What the rule computes once per kernel rather than once per class: the semantics per
+// (instruction, alpha), and the fitting alphas per (instruction, class dims, view distances),
+// which depend on nothing else (a kernel asks for the same few keys thousands of times).
+struct MovementCaches {
+  using SemanticsKey = std::pair<std::size_t, std::vector<std::int64_t>>;
+  using AlphaKey = std::tuple<std::size_t, std::vector<std::int64_t>, std::vector<std::int64_t>>;
+  std::map<SemanticsKey, std::optional<MovementSemantics>> semantics;  // node-based: pointers stay valid
+  std::map<AlphaKey, std::vector<FittingAlpha>> alphas;
+};
+
+// The alphas of `mi` for a class of type `type` whose view steps distances[d] bytes along each
+// dim d of extent > 1 (see the header comment): every alpha takes each candidate value, and a
+// combination is kept when Out0's dims come out as the class's, the alpha-only constraints hold
+// (gemmini_hw's mvin_spad has two: tiles and stride) and the semantics have the class's type.
+inline const std::vector<FittingAlpha>& fitting_alphas(SelectionContext& ctx, MovementInstruction& mi, const Shape& type,
+                                                       const std::vector<std::int64_t>& distances, MovementCaches& caches) {
+  auto [slot, fresh] = caches.alphas.try_emplace(MovementCaches::AlphaKey{mi.index, type.dims, distances});
+  std::vector<FittingAlpha>& out = slot->second;
+  if (!fresh) return out;
+  const isa::Instruction& inst = ctx.isa.instructions[mi.index];
+  std::set<std::int64_t> values(type.dims.begin(), type.dims.end());
+  for (std::size_t d = 0; d < type.dims.size(); ++d)
+    if (type.dims[d] > 1) values.insert(distances[d]);
+  for (std::size_t d = 0; d < mi.out_dims.size(); ++d) {
+    auto [it, unsolved] = mi.solutions[d].try_emplace(type.dims[d]);
+    if (unsolved)
+      for (std::int64_t v = 1; v <= type.dims[d]; ++v) {
+        const auto r = sym::try_evaluate(mi.out_dims[d], [&](std::string_view) -> std::optional<std::int64_t> { return v; });
+        if (r.ok() && r.value == type.dims[d]) it->second.push_back(v);
+      }
+    values.insert(it->second.begin(), it->second.end());
+  }
+  std::erase_if(values, [](std::int64_t v) { return v <= 0; });
+  if (inst.alpha.size() > kMaxMovementAlphas || (values.empty() && !inst.alpha.empty())) return out;
+  std::vector<std::vector<std::int64_t>> candidates{{}};
+  for (std::size_t a = 0; a < inst.alpha.size(); ++a) {
+    std::vector<std::vector<std::int64_t>> longer;
+    for (const auto& prefix : candidates)
+      for (std::int64_t v : values) {
+        longer.push_back(prefix);
+        longer.back().push_back(v);
+      }
+    candidates = std::move(longer);
+  }
+  for (auto& alpha : candidates) {
+    const auto env = [&](std::string_view name) -> std::optional<std::int64_t> {
+      for (std::size_t k = 0; k < inst.alpha.size(); ++k)
+        if (inst.alpha[k] == name) return alpha[k];
+      return std::nullopt;
+    };
+    bool ok = true;
+    for (std::size_t d = 0; d < mi.out_dims.size() && ok; ++d) {
+      const auto r = sym::try_evaluate(mi.out_dims[d], env);
+      ok = r.ok() && r.value == type.dims[d];
+    }
+    for (const auto& k : mi.alpha_constraints) {
+      if (!ok) break;
+      const auto r = sym::try_evaluate(k, env);
+      ok = r.ok() && r.value != 0;
+    }
+    if (!ok) continue;
+    auto it = caches.semantics.find(MovementCaches::SemanticsKey{mi.index, alpha});
+    if (it == caches.semantics.end())
+      it = caches.semantics.emplace(MovementCaches::SemanticsKey{mi.index, alpha}, movement_semantics(ctx, inst, alpha)).first;
+    const auto& ms = it->second;
+    if (!ms || !ms->output_type.same_type(type)) continue;
+    out.push_back(FittingAlpha{std::move(alpha), &*ms});
+  }
+  return out;
+}
+
 }  // namespace view_rule_detail
 
 inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& context) {
@@ -347,8 +425,7 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
   }
   if (instructions->empty()) return std::nullopt;
   auto done = std::make_shared<std::set<Id>>();
-  using SemanticsKey = std::pair<std::size_t, std::vector<std::int64_t>>;
-  auto semantics_cache = std::make_shared<std::map<SemanticsKey, std::optional<MovementSemantics>>>();
+  auto caches = std::make_shared<MovementCaches>();
 
   auto wanted = [instructions](const Shape& t) {
     for (const auto& mi : *instructions)
@@ -365,7 +442,7 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
   auto condition = [done, wanted](const TensorGraph& g, Id cls, const egraph::Subst&) {
     return !done->contains(cls) && wanted(g.data(cls).type);
   };
-  auto apply = [ctx, done, instructions, semantics_cache](TensorGraph& g, Id cls, const egraph::Subst&) {
+  auto apply = [ctx, done, instructions, caches](TensorGraph& g, Id cls, const egraph::Subst&) {
     std::vector<Id> out;
     cls = g.find(cls);
     if (!done->insert(cls).second) return out;
@@ -373,71 +450,29 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
     if (type.element_count() == 0) return out;  // no bytes to move (and no view offsets to read)
     const auto views = class_views(g, *ctx, cls, 8, 3);
     std::vector<std::optional<std::vector<std::int64_t>>> view_offsets(views.size());  // materialised on first use
+    // Each view's byte distance along each dim: with the dims, all that the alphas hang on.
+    const auto strides = view_detail::row_major_strides(type.dims);
+    std::vector<std::vector<std::int64_t>> distances(views.size(), std::vector<std::int64_t>(type.dims.size(), 0));
+    for (std::size_t vi = 0; vi < views.size(); ++vi)
+      for (std::size_t d = 0; d < type.dims.size(); ++d)
+        if (type.dims[d] > 1) distances[vi][d] = views[vi].view.element_offset(strides[d]) - views[vi].view.element_offset(0);
     for (auto& mi : *instructions) {
       if (type.dtype != mi.out_dtype || type.dims.size() != mi.out_rank) continue;
       const isa::Instruction& inst = ctx->isa.instructions[mi.index];
       for (std::size_t vi = 0; vi < views.size(); ++vi) {
         const ClassView& cv = views[vi];
         if (cv.base == cls) continue;
-        // Alpha candidates (see the header comment): every alpha takes each candidate value,
-        // and a combination is kept when Out0's dims come out as C's and the alpha-only
-        // constraints hold (gemmini_hw's mvin_spad has two: tiles and stride).
-        std::set<std::int64_t> values(type.dims.begin(), type.dims.end());
-        const auto strides = view_detail::row_major_strides(type.dims);
-        for (std::size_t d = 0; d < type.dims.size(); ++d)
-          if (type.dims[d] > 1) values.insert(cv.view.element_offset(strides[d]) - cv.view.element_offset(0));
-        for (std::size_t d = 0; d < mi.out_dims.size(); ++d) {
-          auto [it, fresh] = mi.solutions[d].try_emplace(type.dims[d]);
-          if (fresh)
-            for (std::int64_t v = 1; v <= type.dims[d]; ++v) {
-              const auto r = sym::try_evaluate(mi.out_dims[d], [&](std::string_view) -> std::optional<std::int64_t> { return v; });
-              if (r.ok() && r.value == type.dims[d]) it->second.push_back(v);
-            }
-          values.insert(it->second.begin(), it->second.end());
-        }
-        std::erase_if(values, [](std::int64_t v) { return v <= 0; });
-        if (inst.alpha.size() > kMaxMovementAlphas || (values.empty() && !inst.alpha.empty())) continue;
-        std::vector<std::vector<std::int64_t>> candidates{{}};
-        for (std::size_t a = 0; a < inst.alpha.size(); ++a) {
-          std::vector<std::vector<std::int64_t>> longer;
-          for (const auto& prefix : candidates)
-            for (std::int64_t v : values) {
-              longer.push_back(prefix);
-              longer.back().push_back(v);
-            }
-          candidates = std::move(longer);
-        }
-        for (const auto& alpha : candidates) {
-          const auto env = [&](std::string_view name) -> std::optional<std::int64_t> {
-            for (std::size_t k = 0; k < inst.alpha.size(); ++k)
-              if (inst.alpha[k] == name) return alpha[k];
-            return std::nullopt;
-          };
-          bool ok = true;
-          for (std::size_t d = 0; d < mi.out_dims.size() && ok; ++d) {
-            const auto r = sym::try_evaluate(mi.out_dims[d], env);
-            ok = r.ok() && r.value == type.dims[d];
-          }
-          for (const auto& k : mi.alpha_constraints) {
-            if (!ok) break;
-            const auto r = sym::try_evaluate(k, env);
-            ok = r.ok() && r.value != 0;
-          }
-          if (!ok) continue;
-          auto key = SemanticsKey{mi.index, alpha};
-          auto it = semantics_cache->find(key);
-          if (it == semantics_cache->end()) it = semantics_cache->emplace(key, movement_semantics(*ctx, inst, alpha)).first;
-          const auto& ms = it->second;
-          if (!ms || !ms->output_type.same_type(type)) continue;
+        for (const FittingAlpha& fit : fitting_alphas(*ctx, mi, type, distances[vi], *caches)) {
+          const MovementSemantics& ms = *fit.semantics;
           const Shape& base_type = g.data(cv.base).type;
           std::optional<ByteView> q;
-          if (auto direct = in_order_input(cv.view, *ms)) {
+          if (auto direct = in_order_input(cv.view, ms)) {
             q = std::move(direct);
-          } else if (auto strided = strided_divide(cv.view, *ms)) {
+          } else if (auto strided = strided_divide(cv.view, ms)) {
             q = std::move(strided);
           } else {
             if (!view_offsets[vi]) view_offsets[vi] = cv.view.offsets();
-            q = divide(cv.view, *view_offsets[vi], ms->movement, ms->movement_offsets, ms->input_type,
+            q = divide(cv.view, *view_offsets[vi], ms.movement, ms.movement_offsets, ms.input_type,
                        base_type.element_count() * byte_width(base_type.dtype));
           }
           if (!q) continue;
@@ -446,15 +481,15 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
           TensorBuilder b(g, *ctx);
           std::vector<Id> children;
           for (std::size_t k = 0; k < inst.inputs.size(); ++k) {
-            if (static_cast<int>(k) == *ms->input) {
+            if (static_cast<int>(k) == *ms.input) {
               children.push_back(*input);
               continue;
             }
             // An input the movement does not read: its declared type for this alpha.
-            children.push_back(b.undefined(ms->parameter_types.at(k)));
+            children.push_back(b.undefined(ms.parameter_types.at(k)));
           }
           if (children.size() != inst.inputs.size()) continue;
-          out.push_back(b.pii(mi.index, alpha, children));
+          out.push_back(b.pii(mi.index, fit.alpha, children));
         }
       }
     }
