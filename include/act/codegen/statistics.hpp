@@ -52,13 +52,13 @@ struct Statistics {
   std::string rewrite_stop;  // why the last rewriting run stopped ("node limit", ...), empty before any
   std::size_t split_retries = 0;  // e-graphs rebuilt with outputs split deeper (group_explorer.hpp)
   // Rule applications that changed the e-graph, by kind (IR->IR axioms are what the paper's
-  // "rewrites applied" counts), and the most applied rules as "name: count", most first.
+  // "rewrites applied" counts), and the most applied rules as "name count", most first.
   std::size_t axioms_applied = 0;
   std::size_t isa_rules_applied = 0;       // IR->ISA rules, the movement-instruction rule included
   std::size_t identity_rules_applied = 0;  // slice^H / concat^H, constant byte views, the view rule
   std::vector<std::string> top_rules;
   // Where rewriting's time goes: the rules that took longest (searching and applying) as
-  // "name: ms", longest first, and the rebuilds between iterations.
+  // "name 12.3 ms", longest first, and the rebuilds between iterations.
   std::vector<std::string> slowest_rules;
   double rebuild_seconds = 0;
   // Module 3: extraction (explorer time not spent rewriting).
