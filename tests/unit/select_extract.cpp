@@ -509,3 +509,96 @@ TEST_CASE("extract: a paused search resumes where it stopped and yields the same
   CHECK(got == expected);
   CHECK(sliced.exhaustive() == whole.exhaustive());
 }
+
+TEST_CASE("dirty keys: every key marked at first, next() finds marked keys in order, marks and clears counted once",
+          "[select][extract]") {
+  DirtyKeys keys(130);  // not a multiple of 64: the last word holds only keys < 130
+  std::vector<std::size_t> order;
+  for (std::size_t k = keys.next(0); k != DirtyKeys::npos; k = keys.next(k + 1)) order.push_back(k);
+  REQUIRE(order.size() == 130);
+  CHECK(order.front() == 0);
+  CHECK(order.back() == 129);
+  CHECK(std::is_sorted(order.begin(), order.end()));
+  for (std::size_t k : order) keys.clear(k);
+  CHECK_FALSE(keys.any());
+  CHECK(keys.next(0) == DirtyKeys::npos);
+  keys.mark(129);
+  keys.mark(3);
+  keys.mark(3);
+  CHECK(keys.next(0) == 3);
+  CHECK(keys.next(4) == 129);
+  CHECK(keys.next(130) == DirtyKeys::npos);
+  keys.clear(3);
+  keys.clear(3);
+  CHECK(keys.any());
+  keys.clear(129);
+  CHECK_FALSE(keys.any());
+  CHECK_FALSE(DirtyKeys(0).any());
+}
+
+TEST_CASE("request graph: users() lists each reader once, and the marked-key sweeps reach the full sweeps' fixed points",
+          "[select][extract]") {
+  Fixture f;
+  const Id root = f.exponential_chain(5);
+  // A cycle through HBM: the chain's first value is also a load of its own store.
+  const Id c0 = f.graph.find(f.pii("load_rm", {f.input(0)}));
+  f.unite(c0, f.pii("load_rm", {f.pii("store_rm", {c0})}));
+  // A request nothing can produce: a gemm reading a value only d2 holds, in d1.
+  const Id stranded = f.pii("gemm", {f.pii("gemm", {c0, c0}), c0});
+  f.unite(f.graph.find(root), f.pii("store_rm", {f.pii("mov", {stranded})}));
+  const RequestGraph requests(f.graph, f.context, {root});
+  const std::size_t n = requests.request_count();
+  // users(): exactly the requests with an alternative reading the operand, each once.
+  std::vector<std::vector<std::uint32_t>> expected(n);
+  for (std::size_t k = 0; k < n; ++k)
+    for (const auto& alt : requests.alternatives(k))
+      for (const auto& r : alt.operands) expected[requests.key(r)].push_back(static_cast<std::uint32_t>(k));
+  for (std::size_t o = 0; o < n; ++o) {
+    auto& e = expected[o];
+    std::sort(e.begin(), e.end());
+    e.erase(std::unique(e.begin(), e.end()), e.end());
+    std::vector<std::uint32_t> got(requests.users(o).begin(), requests.users(o).end());
+    CHECK(std::adjacent_find(got.begin(), got.end()) == got.end());
+    std::sort(got.begin(), got.end());
+    // The pruned alternatives may have read o: users() is a superset of what remains.
+    CHECK(std::includes(got.begin(), got.end(), e.begin(), e.end()));
+  }
+  // Full sweeps until nothing changes, as the fixed points are defined.
+  std::vector<std::size_t> min_size(n, RequestGraph::kUnreachable);
+  for (std::uint32_t c = 0; c < requests.class_count(); ++c)
+    if (requests.leaf(c)) min_size[requests.key({c, requests.hbm()})] = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (min_size[k] == 0) continue;
+      for (const auto& alt : requests.alternatives(k)) {
+        std::size_t largest = 0;
+        std::vector<std::size_t> distinct;
+        bool reachable = true;
+        for (const auto& r : alt.operands) {
+          reachable = reachable && min_size[requests.key(r)] != RequestGraph::kUnreachable;
+          if (!reachable) break;
+          largest = std::max(largest, min_size[requests.key(r)]);
+          if (!requests.is_leaf_request(r)) distinct.push_back(requests.key(r));
+        }
+        if (!reachable) continue;
+        std::sort(distinct.begin(), distinct.end());
+        distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+        const std::size_t bound = 1 + std::max(largest, distinct.size());
+        if (bound < min_size[k]) {
+          min_size[k] = bound;
+          changed = true;
+        }
+      }
+    }
+  }
+  std::size_t producible = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    CHECK(requests.producible(k) == (min_size[k] != RequestGraph::kUnreachable));
+    if (requests.producible(k)) CHECK(requests.min_size(k) == min_size[k]);
+    producible += requests.producible(k) ? 1 : 0;
+  }
+  CHECK(producible > 10);
+  CHECK(producible < n);  // the stranded gemm in d1, among others
+  CHECK(requests.min_size(requests.key(requests.roots()[0])) == 2 * 5 + 3);
+}

@@ -40,9 +40,13 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
     return op.kind == NodeKind::Pii &&
            std::find(banned.begin(), banned.end(), requests.context().attributes_of(op).index) != banned.end();
   };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (std::size_t k = 0; k < n; ++k) {
+  // Sweeps in key order until nothing changes, each visiting only the requests an operand of
+  // which changed since their last visit (DirtyKeys: the same updates as full sweeps).
+  DirtyKeys dirty(n);
+  while (dirty.any()) {
+    for (std::size_t k = dirty.next(0); k != DirtyKeys::npos; k = dirty.next(k + 1)) {
+      dirty.clear(k);
+      const double any_before = any[k], owned_before = owned[k];
       for (const Alternative& alt : requests.alternatives(k)) {
         if (is_banned(alt)) continue;
         double c = 1, c_owned = 1;
@@ -54,14 +58,14 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
         if (c < any[k] && any[k] != 0) {
           any[k] = c;
           any_choice[k] = &alt;
-          changed = true;
         }
         if (!is_slice(alt) && c_owned < owned[k]) {
           owned[k] = c_owned;
           owned_choice[k] = &alt;
-          changed = true;
         }
       }
+      if (any[k] != any_before || owned[k] != owned_before)
+        for (std::uint32_t u : requests.users(k)) dirty.mark(u);
     }
   }
   std::vector<PiiNode> out;
