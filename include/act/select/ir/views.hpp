@@ -24,7 +24,10 @@
 #include <cstdint>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "act/core/dtype.hpp"
 #include "act/core/shape.hpp"
@@ -247,6 +250,11 @@ inline std::vector<ClassView> class_views(const TensorGraph& g, const SelectionC
 
 namespace view_detail {
 
+// Scratch lists of a view's modes, axes or digits: a handful of entries, worked out for every
+// view a rule meets, so they live on the stack (heap lists were most of the chain's cost).
+template <class T, std::size_t N = 8>
+using Small = boost::container::small_vector<T, N>;
+
 struct Digit {
   std::int64_t radix = 1;
   std::int64_t stride = 1;
@@ -302,7 +310,7 @@ namespace view_detail {
 // The tail every canonical chain shares: the box, the narrowing, the unit transposition (digits
 // least significant first, empty when the units are in order), the final reshape and cast.
 inline CanonicalChain finish_chain(const Shape& base, const Shape& view_type, std::vector<hlo::SliceRange> box,
-                                   const std::vector<Digit>& digits) {
+                                   std::span<const Digit> digits) {
   const std::int64_t wx = width(base.dtype), wv = width(view_type.dtype), g = std::min(wx, wv);
   CanonicalChain c;
   c.box = std::move(box);
@@ -312,7 +320,7 @@ inline CanonicalChain finish_chain(const Shape& base, const Shape& view_type, st
     unit_type = view_type.dtype;
   }
   if (!digits.empty()) {
-    std::vector<std::size_t> by_stride(digits.size());
+    Small<std::size_t> by_stride(digits.size());
     std::iota(by_stride.begin(), by_stride.end(), std::size_t{0});
     std::sort(by_stride.begin(), by_stride.end(), [&](std::size_t x, std::size_t y) { return digits[x].stride > digits[y].stride; });
     for (std::size_t i : by_stride) c.source_radices.push_back(digits[i].radix);
@@ -340,16 +348,16 @@ inline std::optional<CanonicalChain> canonical_chain_affine(const Shape& base, c
   if (wx <= 0 || wv <= 0 || base.is_tuple) return std::nullopt;
   const std::int64_t g = std::min(wx, wv);
   const std::size_t rank = base.dims.size();
-  std::vector<Mode> units = a.modes;
+  Small<Mode> units(a.modes.begin(), a.modes.end());
   if (wv > g) units.push_back(Mode{wv / g, g});
   if (a.offset < 0 || a.offset % g != 0) return std::nullopt;
   // Axes: base dims (byte strides S_d * wx), then the units inside a base element (when wx > g).
   const std::size_t axes = rank + (wx > g ? 1 : 0);
-  std::vector<std::int64_t> axis_stride(axes), axis_size(axes), lo(axes);
-  const auto strides = row_major_strides(base.dims);
-  for (std::size_t d = 0; d < rank; ++d) {
-    axis_stride[d] = strides[d] * wx;
+  Small<std::int64_t> axis_stride(axes), axis_size(axes), lo(axes);
+  for (std::size_t d = rank, stride = 1; d-- > 0;) {  // row-major element strides, in bytes
+    axis_stride[d] = static_cast<std::int64_t>(stride) * wx;
     axis_size[d] = base.dims[d];
+    stride *= static_cast<std::size_t>(base.dims[d]);
   }
   if (wx > g) {
     axis_stride[rank] = g;
@@ -366,12 +374,12 @@ inline std::optional<CanonicalChain> canonical_chain_affine(const Shape& base, c
       if (lo[d] >= axis_size[d]) return std::nullopt;
   }
   // Each unit mode on its axis as (multiple of the axis stride, size), split where it wraps.
-  std::vector<std::vector<Mode>> on_axis(axes);  // Mode{size, multiple}
-  std::vector<std::pair<std::size_t, std::int64_t>> placed;  // per unit-mode piece, in view order: (axis, multiple)
-  std::vector<std::int64_t> piece_size;
+  Small<Small<Mode, 4>> on_axis(axes);  // Mode{size, multiple}
+  Small<std::pair<std::size_t, std::int64_t>, 16> placed;  // per unit-mode piece, in view order: (axis, multiple)
+  Small<std::int64_t, 16> piece_size;
   for (const Mode& m : units) {
     if (m.stride <= 0 || m.stride % g != 0) return std::nullopt;
-    std::vector<std::pair<std::size_t, Mode>> pieces;  // minor piece last
+    Small<std::pair<std::size_t, Mode>, 4> pieces;  // minor piece last
     Mode rest = m;
     for (;;) {
       std::size_t d = 0;
@@ -396,7 +404,7 @@ inline std::optional<CanonicalChain> canonical_chain_affine(const Shape& base, c
     }
   }
   // Each axis read once, compactly: multiples 1, s1, s1*s2, ... (sorted).
-  std::vector<std::int64_t> extent(axes, 1);
+  Small<std::int64_t> extent(axes, 1);
   for (std::size_t d = 0; d < axes; ++d) {
     auto& ms = on_axis[d];
     std::sort(ms.begin(), ms.end(), [](const Mode& x, const Mode& y) { return x.stride < y.stride; });
@@ -415,17 +423,22 @@ inline std::optional<CanonicalChain> canonical_chain_affine(const Shape& base, c
   if (!whole)
     for (std::size_t d = 0; d < rank; ++d) box.push_back(hlo::SliceRange{lo[d], lo[d] + extent[d], 1});
   // Unit strides inside the box, row-major.
-  std::vector<std::int64_t> box_stride(axes, 1);
+  Small<std::int64_t> box_stride(axes, 1);
   for (std::size_t d = axes; d-- > 1;) box_stride[d - 1] = box_stride[d] * extent[d];
-  std::vector<Mode> in_box;  // view order, box unit strides
-  for (std::size_t k = 0; k < placed.size(); ++k)
-    in_box.push_back(Mode{piece_size[k], placed[k].second * box_stride[placed[k].first]});
-  const std::vector<Mode> m = affine_detail::merged(in_box);
-  std::vector<Digit> digits;
+  // The pieces in view order with their box unit strides, adjacent contiguous ones merged
+  // (affine_detail::merged), built from the minor end.
+  Small<Mode, 16> m;
+  for (std::size_t k = placed.size(); k-- > 0;) {
+    const Mode piece{piece_size[k], placed[k].second * box_stride[placed[k].first]};
+    if (!m.empty() && piece.stride == m.back().stride * m.back().size) m.back().size *= piece.size;
+    else m.push_back(piece);
+  }
+  std::reverse(m.begin(), m.end());
+  Small<Digit> digits;
   const bool in_order = m.empty() || (m.size() == 1 && m[0].stride == 1);
   if (!in_order)
     for (std::size_t k = m.size(); k-- > 0;) digits.push_back(Digit{m[k].size, m[k].stride});
-  return finish_chain(base, view_type, std::move(box), digits);
+  return finish_chain(base, view_type, std::move(box), std::span<const Digit>(digits.data(), digits.size()));
 }
 
 // The canonical chain of `view` over a base of type `base`, or nullopt (see the header comment):
