@@ -42,7 +42,7 @@ namespace act::select {
 // order, pass after pass, until a pass changes nothing; a key none of whose operands changed
 // would compute what it computed last time, so sweeping only the marked keys, in the same
 // order, makes the same updates in the same order (the same fixed point, and the same choices
-// where a sweep keeps the first alternative to reach a value). On a 390-node Gemmini kernel the
+// where a sweep keeps the first alternative to reach a value). On the 385-node Gemmini kernel the
 // full sweeps were a fifth of the compile.
 class DirtyKeys {
  public:
