@@ -62,9 +62,11 @@ inline std::optional<std::vector<std::pair<std::size_t, std::size_t>>> groups(co
   return out;
 }
 
-// Adjacent modes that step contiguously (stride_k == stride_{k+1} * size_{k+1}) as one.
-inline std::vector<Mode> merged(std::vector<Mode> modes) {
-  std::vector<Mode> out;
+// Adjacent modes that step contiguously (stride_k == stride_{k+1} * size_{k+1}) as one, in a
+// list of the same kind (views.hpp passes stack-held ones).
+template <class Modes>
+Modes merged(const Modes& modes) {
+  Modes out;
   for (std::size_t k = modes.size(); k-- > 0;) {  // from the minor end
     if (!out.empty() && modes[k].stride == out.back().stride * out.back().size) {
       out.back().size *= modes[k].size;

@@ -425,15 +425,10 @@ inline std::optional<CanonicalChain> canonical_chain_affine(const Shape& base, c
   // Unit strides inside the box, row-major.
   Small<std::int64_t> box_stride(axes, 1);
   for (std::size_t d = axes; d-- > 1;) box_stride[d - 1] = box_stride[d] * extent[d];
-  // The pieces in view order with their box unit strides, adjacent contiguous ones merged
-  // (affine_detail::merged), built from the minor end.
-  Small<Mode, 16> m;
-  for (std::size_t k = placed.size(); k-- > 0;) {
-    const Mode piece{piece_size[k], placed[k].second * box_stride[placed[k].first]};
-    if (!m.empty() && piece.stride == m.back().stride * m.back().size) m.back().size *= piece.size;
-    else m.push_back(piece);
-  }
-  std::reverse(m.begin(), m.end());
+  Small<Mode, 16> in_box;  // view order, box unit strides
+  for (std::size_t k = 0; k < placed.size(); ++k)
+    in_box.push_back(Mode{piece_size[k], placed[k].second * box_stride[placed[k].first]});
+  const Small<Mode, 16> m = affine_detail::merged(in_box);
   Small<Digit> digits;
   const bool in_order = m.empty() || (m.size() == 1 && m[0].stride == 1);
   if (!in_order)
