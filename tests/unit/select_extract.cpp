@@ -510,6 +510,31 @@ TEST_CASE("extract: a paused search resumes where it stopped and yields the same
   CHECK(sliced.exhaustive() == whole.exhaustive());
 }
 
+TEST_CASE("extract: the node-less operand counts the bound walk reads stay in step through every step and undo",
+          "[select][extract]") {
+  // The counts change as nodes are made and undone; pausing every few units of work checks them
+  // in the middle of the search, with partial graphs of every shape, not only at yields.
+  Fixture f;
+  const Id root = f.exponential_chain(5);
+  Extractor x(f.graph, f.context, {root}, ExtractorOptions{16, {}});
+  REQUIRE(x.nodeless_counts_in_step());
+  std::size_t graphs = 0, pauses = 0;
+  for (;;) {
+    x.pause_after(3);
+    const auto g = x.next();
+    REQUIRE(x.nodeless_counts_in_step());
+    if (g) {
+      ++graphs;
+      continue;
+    }
+    if (!x.paused()) break;
+    ++pauses;
+    REQUIRE(pauses < 1'000'000);
+  }
+  CHECK(graphs > 64);
+  CHECK(pauses > graphs);
+}
+
 TEST_CASE("dirty keys: every key marked at first, next() finds marked keys in order, marks and clears counted once",
           "[select][extract]") {
   DirtyKeys keys(130);  // not a multiple of 64: the last word holds only keys < 130

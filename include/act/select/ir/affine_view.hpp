@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -79,7 +80,7 @@ Modes merged(const Modes& modes) {
 }
 
 // Offset of index `i` of a group of modes (row-major within the group).
-inline std::int64_t group_offset(const std::vector<Mode>& g, std::int64_t i) {
+inline std::int64_t group_offset(std::span<const Mode> g, std::int64_t i) {
   std::int64_t off = 0;
   for (std::size_t k = g.size(); k-- > 0;) {
     off += (i % g[k].size) * g[k].stride;
@@ -89,32 +90,32 @@ inline std::int64_t group_offset(const std::vector<Mode>& g, std::int64_t i) {
 }
 
 // The elements start, start + step, ... (count of them) of a dim whose index runs over the
-// group `g` (most significant first), as an offset and new modes; nullopt when they are not
-// strided over g's digits.
-inline std::optional<std::pair<std::int64_t, std::vector<Mode>>> slice_group(const std::vector<Mode>& g, std::int64_t start,
-                                                                             std::int64_t count, std::int64_t step) {
+// group `g` (most significant first): appends their modes to `out` and returns the offset of
+// the first; nullopt when they are not strided over g's digits (then `out` is to be dropped).
+// Spans and one output list: the view rules slice views this way thousands of times a compile.
+inline std::optional<std::int64_t> slice_group(std::span<const Mode> g, std::int64_t start, std::int64_t count, std::int64_t step,
+                                               std::vector<Mode>& out) {
   if (count <= 0) return std::nullopt;
-  if (count == 1) return std::make_pair(group_offset(g, start), std::vector<Mode>{});
+  if (count == 1) return group_offset(g, start);
   if (g.empty()) return std::nullopt;
   const Mode major = g.front();
-  const std::vector<Mode> minor(g.begin() + 1, g.end());
+  const std::span<const Mode> minor = g.subspan(1);
   std::int64_t inner = 1;
   for (const Mode& m : minor) inner *= m.size;
   const std::int64_t first = start / inner, last = (start + (count - 1) * step) / inner;
   if (step % inner == 0) {  // the major digit steps; the minor ones stay at start's
-    return std::make_pair(first * major.stride + group_offset(minor, start % inner),
-                          std::vector<Mode>{Mode{count, (step / inner) * major.stride}});
+    out.push_back(Mode{count, (step / inner) * major.stride});
+    return first * major.stride + group_offset(minor, start % inner);
   }
   if (first == last) {  // within one value of the major digit
-    auto inside = slice_group(minor, start % inner, count, step);
+    const auto inside = slice_group(minor, start % inner, count, step, out);
     if (!inside) return std::nullopt;
-    inside->first += first * major.stride;
-    return inside;
+    return *inside + first * major.stride;
   }
   if (step == 1 && start % inner == 0 && count % inner == 0) {  // whole runs of the minor digits
-    std::vector<Mode> modes{Mode{count / inner, major.stride}};
-    modes.insert(modes.end(), minor.begin(), minor.end());
-    return std::make_pair(first * major.stride, modes);
+    out.push_back(Mode{count / inner, major.stride});
+    out.insert(out.end(), minor.begin(), minor.end());
+    return first * major.stride;
   }
   return std::nullopt;
 }
@@ -181,20 +182,24 @@ inline std::optional<AffineView> affine_transpose(const AffineView& v, const std
 
 inline std::optional<AffineView> affine_slice(const AffineView& v, const std::vector<std::int64_t>& in_dims,
                                               const std::vector<hlo::SliceRange>& ranges) {
-  const auto g = affine_detail::groups(v, in_dims);
-  if (!g || ranges.size() != in_dims.size()) return std::nullopt;
+  if (ranges.size() != in_dims.size()) return std::nullopt;
   AffineView out{v.offset, {}};
-  for (std::size_t d = 0; d < ranges.size(); ++d) {
+  out.modes.reserve(v.modes.size());  // a slice never has more modes than its operand
+  std::size_t m = 0;                  // each dim's group of modes, as affine_detail::groups finds them
+  for (std::size_t d = 0; d < in_dims.size(); ++d) {
+    const std::size_t begin = m;
+    std::int64_t product = 1;
+    while (product < in_dims[d] && m < v.modes.size()) product *= v.modes[m++].size;
+    if (product != in_dims[d]) return std::nullopt;
     const auto& r = ranges[d];
     if (r.stride < 1 || r.start < 0 || r.limit > in_dims[d] || r.limit <= r.start) return std::nullopt;
     const std::int64_t count = (r.limit - r.start + r.stride - 1) / r.stride;
-    const std::vector<Mode> group(v.modes.begin() + static_cast<std::ptrdiff_t>((*g)[d].first),
-                                  v.modes.begin() + static_cast<std::ptrdiff_t>((*g)[d].second));
-    auto part = affine_detail::slice_group(group, r.start, count, r.stride);
-    if (!part) return std::nullopt;
-    out.offset += part->first;
-    out.modes.insert(out.modes.end(), part->second.begin(), part->second.end());
+    const auto first = affine_detail::slice_group(std::span<const Mode>(v.modes).subspan(begin, m - begin), r.start, count,
+                                                  r.stride, out.modes);
+    if (!first) return std::nullopt;
+    out.offset += *first;
   }
+  if (m != v.modes.size()) return std::nullopt;
   affine_detail::drop_unit_modes(out.modes);
   return out;
 }

@@ -139,6 +139,16 @@ class Extractor {
     return greedy_pii_graph(requests_, banned, claim_in_place);
   }
   std::size_t states_visited() const { return states_; }
+  // For tests: whether every alternative's count of operands without a node, kept up to date
+  // node by node for the bound walk, equals a recount over the graph being built.
+  bool nodeless_counts_in_step() const {
+    for (std::size_t a = 0; a + 1 < bound_operand_begin_.size(); ++a) {
+      std::uint32_t count = 0;
+      for (std::uint32_t i = bound_operand_begin_[a]; i < bound_operand_begin_[a + 1]; ++i) count += has_node_[bound_operands_[i]] ? 0 : 1;
+      if (a >= nodeless_operands_.size() || nodeless_operands_[a] != count) return false;
+    }
+    return true;
+  }
 
   // Diagnosis of an empty enumeration (diagnosis.hpp).
   std::string explain_unmet_roots(std::size_t max_blockers = 4,
@@ -232,6 +242,8 @@ class Extractor {
     duplicates_ = 0;
     for (auto& v : nodes_of_request_) v.clear();
     std::fill(has_node_.begin(), has_node_.end(), std::uint8_t{0});
+    nodeless_operands_.resize(bound_operand_begin_.size() - 1);
+    for (std::size_t a = 0; a + 1 < bound_operand_begin_.size(); ++a) nodeless_operands_[a] = bound_operand_begin_[a + 1] - bound_operand_begin_[a];
     for (std::size_t i = requests_.roots().size(); i-- > 0;) pending_.push_back(Slot{-1, i, requests_.roots()[i]});
     descend_ = true;
     size_pruned_ = false;
@@ -393,12 +405,9 @@ class Extractor {
     if (best == 0) return 0;
     const std::size_t remaining = target_size_ - size_;
     if (best > remaining) return best;
-    if (bound_stamp_.size() != nodes_of_request_.size()) {
-      bound_stamp_.assign(nodes_of_request_.size(), 0);
-      bound_memo_.assign(nodes_of_request_.size(), 0);
-    }
+    if (bound_.size() != nodes_of_request_.size()) bound_.assign(nodes_of_request_.size(), BoundEntry{});
     if (++bound_epoch_ == 0) {  // wrapped: no old stamp may match
-      std::fill(bound_stamp_.begin(), bound_stamp_.end(), 0);
+      std::fill(bound_.begin(), bound_.end(), BoundEntry{});
       bound_epoch_ = 1;
     }
     bound_visits_ = 0;
@@ -410,30 +419,53 @@ class Extractor {
     return best;
   }
 
+  // The new nodes request k's sub-graph needs: 0 if k holds a node, its value if this walk
+  // valued it already (0 while in progress: a cycle), else a visit. visit_bound's operand loop
+  // repeats these two checks inline, so only a visit costs a call (the walk is most of an AMX
+  // extraction's time).
   std::size_t sub_graph_bound(std::size_t k, std::size_t depth, std::size_t remaining) {
     if (has_node_[k]) return 0;
-    if (bound_stamp_[k] == bound_epoch_) return bound_memo_[k];  // 0 while in progress (a cycle)
-    bound_stamp_[k] = bound_epoch_;
-    bound_memo_[k] = 0;
-    if (depth > std::min<std::size_t>(remaining, kBoundDepth) || ++bound_visits_ > kBoundVisits || out_of_time())
-      return bound_memo_[k] = 1;  // admissible; after the deadline the search stops at its next step anyway
+    const BoundEntry& e = bound_[k];
+    return e.stamp == bound_epoch_ ? e.memo : visit_bound(k, depth, remaining);
+  }
+
+  // Values request k (no node, not valued in this walk) as the least over its alternatives of
+  // 1 + max(distinct node-less operands, largest operand value).
+  std::size_t visit_bound(std::size_t k, std::size_t depth, std::size_t remaining) {
+    bound_[k] = BoundEntry{bound_epoch_, 0};
+    if (depth > std::min<std::size_t>(remaining, kBoundDepth) || ++bound_visits_ > kBoundVisits || out_of_time()) {
+      bound_[k].memo = 1;  // admissible; after the deadline the search stops at its next step anyway
+      return 1;
+    }
+    // Nothing below resizes these during a walk, so their data pointers stay valid.
+    const std::uint8_t* const has_node = has_node_.data();
+    const BoundEntry* const bound = bound_.data();
+    const std::uint32_t* const nodeless_operands = nodeless_operands_.data();
+    const std::uint32_t* const operands = bound_operands_.data();
+    const std::uint32_t* const operand_begin = bound_operand_begin_.data();
     std::size_t value = kUnreachable;
     for (std::uint32_t a = bound_alternatives_[k]; a < bound_alternatives_[k + 1]; ++a) {
-      const std::uint32_t* first = bound_operands_.data() + bound_operand_begin_[a];
-      const std::uint32_t* last = bound_operands_.data() + bound_operand_begin_[a + 1];
-      std::size_t count = 0;  // the distinct operand requests with no node yet
-      for (const std::uint32_t* c = first; c != last; ++c) count += has_node_[*c] ? 0 : 1;
+      const std::uint32_t* first = operands + operand_begin[a];
+      const std::uint32_t* last = operands + operand_begin[a + 1];
       // Branch and bound: an alternative costs at least 1 + count, and once 1 + largest reaches
       // the best alternative so far, its other operands cannot make it the best.
+      const std::size_t count = nodeless_operands[a];  // its distinct operand requests with no node yet
       if (1 + count >= value) continue;
+      if (count == 0) {  // every operand holds a node: 1, the least any alternative can cost
+        value = 1;
+        break;
+      }
       std::size_t largest = 0;
-      for (const std::uint32_t* c = first; c != last && 1 + largest < value; ++c)
-        largest = std::max(largest, sub_graph_bound(*c, depth + 1, remaining));
-      value = std::min(value, 1 + std::max(largest, count));
-      if (value == 1) break;
+      for (const std::uint32_t* c = first; c != last && 1 + largest < value; ++c) {
+        if (has_node[*c]) continue;  // costs nothing
+        const BoundEntry& e = bound[*c];
+        largest = std::max<std::size_t>(largest, e.stamp == bound_epoch_ ? e.memo : visit_bound(*c, depth + 1, remaining));
+      }
+      value = std::min(value, 1 + std::max(largest, count));  // count >= 1: at least 2
     }
     if (value == kUnreachable) value = 1;  // unreachable requests are filtered; stay admissible anyway
-    return bound_memo_[k] = value;
+    bound_[k].memo = static_cast<std::uint32_t>(value);
+    return value;
   }
 
   // The request graph as sub_graph_bound reads it at every step, flat: per request its
@@ -472,6 +504,27 @@ class Extractor {
       }
     }
     bound_alternatives_[n] = static_cast<std::uint32_t>(bound_operand_begin_.size() - 1);
+    // The alternatives that read each request, so a node made or undone updates their counts.
+    const std::size_t alternative_count = bound_operand_begin_.size() - 1;
+    reading_begin_.assign(n + 1, 0);
+    for (std::uint32_t c : bound_operands_) ++reading_begin_[c + 1];
+    for (std::size_t k = 0; k < n; ++k) reading_begin_[k + 1] += reading_begin_[k];
+    reading_alternatives_.resize(bound_operands_.size());
+    std::vector<std::uint32_t> fill(reading_begin_.begin(), reading_begin_.end() - 1);
+    for (std::uint32_t a = 0; a < alternative_count; ++a)
+      for (std::uint32_t i = bound_operand_begin_[a]; i < bound_operand_begin_[a + 1]; ++i) reading_alternatives_[fill[bound_operands_[i]]++] = a;
+  }
+
+  // has_node_[k] := `value`, keeping nodeless_operands_ in step: the bound walk reads an
+  // alternative's node-less operand count at every visit, and counting it there was the
+  // walk's largest cost (it reads every operand of every alternative it weighs).
+  void set_has_node(std::size_t k, bool value) {
+    if ((has_node_[k] != 0) == value) return;
+    has_node_[k] = value ? 1 : 0;
+    for (std::uint32_t i = reading_begin_[k]; i < reading_begin_[k + 1]; ++i) {
+      std::uint32_t& count = nodeless_operands_[reading_alternatives_[i]];
+      count = value ? count - 1 : count + 1;
+    }
   }
 
   // One unit of search work (a DFS step or a bound visit), counted in options_.work; reads the
@@ -531,7 +584,7 @@ class Extractor {
       } else {
         push_node(r).finished = true;
         same.push_back(static_cast<int>(node_count_ - 1));
-        has_node_[key(r)] = 1;
+        set_has_node(key(r), true);
         f.created = true;
         target = same.back();
       }
@@ -546,7 +599,7 @@ class Extractor {
       f.duplicate = !same.empty();
       duplicates_ += f.duplicate ? 1 : 0;
       same.push_back(target);
-      has_node_[key(r)] = 1;
+      set_has_node(key(r), true);
       f.created = f.counted = true;
       ++size_;
       for (std::size_t k = o.alternative->operands.size(); k-- > 0;)
@@ -575,7 +628,7 @@ class Extractor {
     if (f.created) {
       auto& same = nodes_of_request_[key(f.slot.request)];
       same.pop_back();
-      has_node_[key(f.slot.request)] = same.empty() ? 0 : 1;
+      set_has_node(key(f.slot.request), !same.empty());
       --node_count_;
     }
     if (f.counted) --size_;
@@ -622,14 +675,22 @@ class Extractor {
   bool timed_out_ = false;
   std::vector<std::uint32_t> unmet_stamp_;  // per request key: listed by unmet_requests in this epoch
   std::uint32_t unmet_epoch_ = 0;
-  std::vector<std::uint32_t> bound_stamp_;
-  std::vector<std::size_t> bound_memo_;
+  // Per request key, the bound walk's value and the walk (epoch) it belongs to, side by side:
+  // a walk reads both for every operand it meets.
+  struct BoundEntry {
+    std::uint32_t stamp = 0;
+    std::uint32_t memo = 0;
+  };
+  std::vector<BoundEntry> bound_;
   std::uint32_t bound_epoch_ = 0;
   std::size_t bound_visits_ = 0;
   std::vector<std::uint8_t> has_node_;               // per request key: nodes_of_request_ is not empty
   std::vector<std::uint32_t> bound_alternatives_;    // per request key (+1): its run of alternatives
   std::vector<std::uint32_t> bound_operand_begin_;   // per alternative (+1): its run in bound_operands_
   std::vector<std::uint32_t> bound_operands_;        // distinct non-leaf operand request keys
+  std::vector<std::uint32_t> nodeless_operands_;     // per alternative: its operands with no node yet
+  std::vector<std::uint32_t> reading_begin_;         // per request key (+1): its run in reading_alternatives_
+  std::vector<std::uint32_t> reading_alternatives_;  // the alternatives each request is an operand of
   std::size_t size_ = 0;
   std::size_t duplicates_ = 0;
   std::size_t target_size_ = 0;
