@@ -46,6 +46,14 @@ inline std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_
   return s;
 }
 
+// Advances `m` past the modes of the next dim, of size `dim`, that start at v.modes[m]; false
+// when the modes there do not multiply to it (a dim of size 1 has no modes).
+inline bool next_group(const AffineView& v, std::int64_t dim, std::size_t& m) {
+  std::int64_t product = 1;
+  while (product < dim && m < v.modes.size()) product *= v.modes[m++].size;
+  return product == dim;
+}
+
 // The modes of each dim of `dims` ([begin, end) into v.modes), or nullopt when the modes do not
 // refine the dims (a view built by these operations always does).
 inline std::optional<std::vector<std::pair<std::size_t, std::size_t>>> groups(const AffineView& v,
@@ -54,9 +62,7 @@ inline std::optional<std::vector<std::pair<std::size_t, std::size_t>>> groups(co
   std::size_t m = 0;
   for (std::int64_t d : dims) {
     const std::size_t begin = m;
-    std::int64_t product = 1;
-    while (product < d && m < v.modes.size()) product *= v.modes[m++].size;
-    if (product != d) return std::nullopt;
+    if (!next_group(v, d, m)) return std::nullopt;
     out.emplace_back(begin, m);
   }
   if (m != v.modes.size()) return std::nullopt;
@@ -185,12 +191,10 @@ inline std::optional<AffineView> affine_slice(const AffineView& v, const std::ve
   if (ranges.size() != in_dims.size()) return std::nullopt;
   AffineView out{v.offset, {}};
   out.modes.reserve(v.modes.size());  // a slice never has more modes than its operand
-  std::size_t m = 0;                  // each dim's group of modes, as affine_detail::groups finds them
+  std::size_t m = 0;                  // each dim's group of modes, found as groups() finds them
   for (std::size_t d = 0; d < in_dims.size(); ++d) {
     const std::size_t begin = m;
-    std::int64_t product = 1;
-    while (product < in_dims[d] && m < v.modes.size()) product *= v.modes[m++].size;
-    if (product != in_dims[d]) return std::nullopt;
+    if (!affine_detail::next_group(v, in_dims[d], m)) return std::nullopt;
     const auto& r = ranges[d];
     if (r.stride < 1 || r.start < 0 || r.limit > in_dims[d] || r.limit <= r.start) return std::nullopt;
     const std::int64_t count = (r.limit - r.start + r.stride - 1) / r.stride;
