@@ -420,9 +420,8 @@ class Extractor {
   }
 
   // The new nodes request k's sub-graph needs: 0 if k holds a node, its value if this walk
-  // valued it already (0 while in progress: a cycle), else a visit. visit_bound's operand loop
-  // repeats these two checks inline, so only a visit costs a call (the walk is most of an AMX
-  // extraction's time).
+  // valued it already (0 while in progress: a cycle), else a visit. Small enough to inline, so
+  // only a visit costs a call (the walk is most of an AMX extraction's time).
   std::size_t sub_graph_bound(std::size_t k, std::size_t depth, std::size_t remaining) {
     if (has_node_[k]) return 0;
     const BoundEntry& e = bound_[k];
@@ -438,8 +437,6 @@ class Extractor {
       return 1;
     }
     // Nothing below resizes these during a walk, so their data pointers stay valid.
-    const std::uint8_t* const has_node = has_node_.data();
-    const BoundEntry* const bound = bound_.data();
     const std::uint32_t* const nodeless_operands = nodeless_operands_.data();
     const std::uint32_t* const operands = bound_operands_.data();
     const std::uint32_t* const operand_begin = bound_operand_begin_.data();
@@ -456,11 +453,8 @@ class Extractor {
         break;
       }
       std::size_t largest = 0;
-      for (const std::uint32_t* c = first; c != last && 1 + largest < value; ++c) {
-        if (has_node[*c]) continue;  // costs nothing
-        const BoundEntry& e = bound[*c];
-        largest = std::max<std::size_t>(largest, e.stamp == bound_epoch_ ? e.memo : visit_bound(*c, depth + 1, remaining));
-      }
+      for (const std::uint32_t* c = first; c != last && 1 + largest < value; ++c)
+        largest = std::max(largest, sub_graph_bound(*c, depth + 1, remaining));
       value = std::min(value, 1 + std::max(largest, count));  // count >= 1: at least 2
     }
     if (value == kUnreachable) value = 1;  // unreachable requests are filtered; stay admissible anyway
