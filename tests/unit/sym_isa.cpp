@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "act/isa/qkv.hpp"
+#include "act/hlo/module_equal.hpp"
+#include "act/hlo/parser.hpp"
 #include "act/isa/registry.hpp"
+#include "act/isa/semantics.hpp"
 #include "act/isa/validate.hpp"
 #include "act/sym/expr.hpp"
 #include "act/sym/z3.hpp"
@@ -477,4 +480,30 @@ TEST_CASE("isa: registry", "[isa]") {
   }
   // Every registered ISA is valid at run time too.
   for (auto name : names) CHECK_NOTHROW(act::isa::check(act::isa::find_view(name)));
+}
+
+TEST_CASE("isa: symbolic semantics are parsed once per text and equal a fresh parse", "[isa]") {
+  const auto* gemm = act::isa::view<Qkv>().find_instruction("gemm");
+  REQUIRE(gemm != nullptr);
+  const auto first = act::isa::symbolic_semantics(*gemm);
+  const auto again = act::isa::symbolic_semantics(*gemm);
+  CHECK(first.get() == again.get());
+  const act::hlo::Module fresh = act::hlo::parse_semantics(gemm->semantics, act::hlo::DimensionEvaluator{});
+  CHECK(act::hlo::structurally_equal(*first, fresh));
+
+  // Keyed by the text, not by where it is stored: an equal text elsewhere shares the entry, a
+  // different one does not.
+  const std::string copy(gemm->semantics);
+  act::isa::Instruction same = *gemm;
+  same.semantics = copy;
+  CHECK(act::isa::symbolic_semantics(same).get() == first.get());
+  const auto* softmax = act::isa::view<Qkv>().find_instruction("softmax");
+  REQUIRE(softmax != nullptr);
+  CHECK(act::isa::symbolic_semantics(*softmax).get() != first.get());
+
+  // A malformed text throws every time (nothing is kept for it).
+  act::isa::Instruction broken = *gemm;
+  broken.semantics = "ENTRY broken { %x = f32[2] parameter(0) ROOT %y = f32[2] frobnicate(%x) }";
+  CHECK_THROWS_AS(act::isa::symbolic_semantics(broken), act::Error);
+  CHECK_THROWS_AS(act::isa::symbolic_semantics(broken), act::Error);
 }

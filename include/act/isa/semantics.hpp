@@ -1,12 +1,17 @@
-// An instruction's semantics as an HLO module, its computational attributes (alpha) bound:
-// every backtick dimension evaluated. Phase 1's type inference, phase 2's spill table and the
-// simulator read the semantics this way.
+// An instruction's semantics as an HLO module: with its computational attributes (alpha) bound,
+// every backtick dimension evaluated (phase 1's type inference, phase 2's spill table and the
+// simulator read the semantics this way), or with its dimensions left symbolic (what rule
+// generation reads: its operators, dots and constants).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -42,6 +47,25 @@ inline hlo::Module instantiate_semantics(const Instruction& instruction, std::sp
     return r.value;
   };
   return hlo::parse_semantics(instruction.semantics, evaluate);
+}
+
+// The semantics parsed with symbolic dimensions (hlo::parse_semantics without an evaluator),
+// parsed once per process for each semantics text and shared read-only: building one rule set
+// read each instruction's semantics five times (IR->ISA rules, the movement rule, split sizes,
+// and the relu facts twice), and parsing was half of building it. Keyed by the text itself, so
+// an ISA built at run time cannot see another's entry. Throws what the parser throws (a
+// malformed text is not kept).
+inline std::shared_ptr<const hlo::Module> symbolic_semantics(const Instruction& instruction) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::shared_ptr<const hlo::Module>> parsed;
+  const std::string text(instruction.semantics);
+  {
+    const std::lock_guard lock(mutex);
+    if (auto found = parsed.find(text); found != parsed.end()) return found->second;
+  }
+  auto module = std::make_shared<const hlo::Module>(hlo::parse_semantics(text, hlo::DimensionEvaluator{}));
+  const std::lock_guard lock(mutex);
+  return parsed.emplace(text, std::move(module)).first->second;
 }
 
 // Whether every constraint that mentions alpha only holds for `alpha` (constraints over beta

@@ -36,6 +36,7 @@
 #include "act/core/error.hpp"
 #include "act/egraph/rewrite.hpp"
 #include "act/hlo/parser.hpp"
+#include "act/isa/semantics.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 #include "act/select/rules/isa/alpha_solver.hpp"
 #include "act/select/rules/isa/instantiate.hpp"
@@ -59,8 +60,8 @@ class Generator {
 
   TensorRewrite generate() {
     if (inst_.outputs.size() != 1) throw Skip{"multi-output instruction (not supported yet)"};
-    module_ = hlo::parse_semantics(inst_.semantics, hlo::DimensionEvaluator{});
-    const hlo::Computation& entry = module_.entry_computation();
+    module_ = isa::symbolic_semantics(inst_);
+    const hlo::Computation& entry = module_->entry_computation();
     if (entry.root_instruction().shape.is_tuple) throw Skip{"tuple-valued semantics (multi-output)"};
     if (entry.parameters.size() != inst_.inputs.size())
       throw Skip{fmt::format("semantics has {} parameters for {} inputs", entry.parameters.size(), inst_.inputs.size())};
@@ -72,7 +73,7 @@ class Generator {
       (beta ? info_->beta_constraints : info_->alpha_constraints).emplace_back(constraint);
       if (!beta) info_->parsed_alpha_constraints.push_back(sym::parse_shared(std::string(constraint)));
     }
-    const SearcherPlanner planner(module_, inst_);
+    const SearcherPlanner planner(*module_, inst_);
 
     std::vector<TensorPattern> patterns;
     std::vector<std::string> keys;  // one per generated searcher, to drop duplicates
@@ -128,7 +129,7 @@ class Generator {
   using Built = std::pair<TensorPattern, IsaPatternVariant>;
 
   Built build(const SearcherPlan& plan) {
-    return SearcherPatternBuilder(context_, inst_, module_, plan, info_->opcodes).build();
+    return SearcherPatternBuilder(context_, inst_, *module_, plan, info_->opcodes).build();
   }
 
   // The peeled searcher: the longest root chain (first with input peeling, then without) whose
@@ -160,7 +161,7 @@ class Generator {
 
   SelectionContext& context_;
   const isa::Instruction& inst_;
-  hlo::Module module_;
+  std::shared_ptr<const hlo::Module> module_;  // shared: isa::symbolic_semantics
   std::shared_ptr<IsaRuleInfo> info_;
 };
 

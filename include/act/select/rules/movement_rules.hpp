@@ -24,6 +24,7 @@
 
 #include "act/egraph/pattern.hpp"
 #include "act/hlo/parser.hpp"
+#include "act/isa/semantics.hpp"
 #include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 #include "act/select/ir/views.hpp"
@@ -375,13 +376,13 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
   for (std::size_t i = 0; i < context.isa.instructions.size(); ++i) {
     const isa::Instruction& inst = context.isa.instructions[i];
     if (inst.outputs.size() != 1) continue;
-    hlo::Module symbolic;
+    std::shared_ptr<const hlo::Module> symbolic;
     try {
-      symbolic = hlo::parse_semantics(inst.semantics, nullptr);
+      symbolic = isa::symbolic_semantics(inst);
     } catch (const Error&) {
       continue;
     }
-    const hlo::Computation& c = symbolic.entry_computation();
+    const hlo::Computation& c = symbolic->entry_computation();
     // Pure movement from ROOT to one parameter (shapes may be symbolic here).
     int at = c.root;
     bool movement = false;

@@ -36,6 +36,7 @@
 
 #include "act/core/error.hpp"
 #include "act/hlo/parser.hpp"
+#include "act/isa/semantics.hpp"
 #include "act/isa/description.hpp"
 #include "act/sym/expr.hpp"
 
@@ -301,14 +302,14 @@ class SplitSizes {
   }
 
   void add_semantics(const isa::Instruction& inst) {
-    hlo::Module m;
+    std::shared_ptr<const hlo::Module> m;
     try {
-      m = hlo::parse_semantics(inst.semantics, hlo::DimensionEvaluator{});
+      m = isa::symbolic_semantics(inst);
     } catch (const Error&) {
       return;  // validation reports malformed semantics; nothing to learn here
     }
     const std::vector<std::vector<std::int64_t>> feasible = feasible_alpha(inst);
-    const hlo::Computation& entry = m.entry_computation();
+    const hlo::Computation& entry = m->entry_computation();
     for (const hlo::Instruction& i : entry.instructions) {
       if (i.shape.is_tuple) continue;
       if (i.opcode == hlo::Opcode::Dot && i.operands.size() == 2) {

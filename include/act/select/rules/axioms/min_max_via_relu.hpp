@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "act/hlo/parser.hpp"
+#include "act/isa/semantics.hpp"
 #include "act/select/rules/axioms/dot.hpp"
 #include "act/select/rules/axioms/support.hpp"
 
@@ -63,13 +64,13 @@ inline IsaReluFacts isa_relu_facts(const isa::IsaView& isa) {
     if (!IsaReluFacts::in(v, t)) v.push_back(t);
   };
   for (const auto& inst : isa.instructions) {
-    hlo::Module module;
+    std::shared_ptr<const hlo::Module> module;
     try {
-      module = hlo::parse_semantics(inst.semantics, hlo::DimensionEvaluator{});
+      module = isa::symbolic_semantics(inst);
     } catch (const Error&) {
       continue;  // isa_rules reports it (the instruction gets no rule)
     }
-    const auto& code = module.entry_computation().instructions;
+    const auto& code = module->entry_computation().instructions;
     const auto op = [&](int i) -> const hlo::Instruction& { return code[static_cast<std::size_t>(i)]; };
     const auto is_zero_broadcast = [&](int i) {
       const hlo::Instruction* x = &op(i);
