@@ -957,3 +957,31 @@ TEST_CASE("ir axioms: near misses are not rewritten", "[select][axioms]") {
   CHECK_FALSE(rewrites("concat-of-adjacent-slices", adjacent(1)));
   CHECK(rewrites("concat-of-adjacent-slices", adjacent(0)));
 }
+
+TEST_CASE("slicing axioms: the conditions' spanned-operand count agrees with the list the rules build", "[select][axioms]") {
+  // concat_operands_spanned_count answers the slice-of-concat conditions without building
+  // concat_operands_spanned's list; every range along the concat dim (strided, empty, inside one
+  // operand, across several) must give the list's size.
+  SelectionContext ctx;
+  TensorGraph g{TensorAnalysis(&ctx)};
+  Build b{g, ctx};
+  const Id x = b.reshape(g.add(make_input(ctx.attributes, 0, 10 * 3), {}), {10, 3});  // u8[10,3]
+  const Id concat = b.concat({b.slice_dim(x, 0, 0, 2), b.slice_dim(x, 0, 2, 7), b.slice_dim(x, 0, 7, 10)}, 0);
+  g.rebuild();
+  std::vector<Id> concats;
+  for (Id n : g.class_nodes(g.find(concat)))
+    if (axiom_detail::is_operator_node(g, n, Opcode::Concatenate)) concats.push_back(n);
+  REQUIRE(concats.size() == 1);
+  std::size_t checked = 0, spanning = 0;
+  for (std::int64_t start = 0; start <= 10; ++start)
+    for (std::int64_t limit = start; limit <= 10; ++limit)
+      for (std::int64_t stride : {1, 2}) {
+        const std::vector<hlo::SliceRange> ranges{{start, limit, stride}, {0, 3, 1}};
+        const std::size_t listed = axiom_detail::concat_operands_spanned(g, ctx, concats[0], ranges).size();
+        CHECK(axiom_detail::concat_operands_spanned_count(g, ctx, concats[0], ranges) == listed);
+        ++checked;
+        spanning += listed >= 2;
+      }
+  CHECK(checked == 132);
+  CHECK(spanning > 10);  // ranges across operands were among them
+}
