@@ -904,6 +904,22 @@ TEST_CASE("ir axioms: near misses are not rewritten", "[select][axioms]") {
   CHECK_FALSE(rewrites("dot-unit-contracting-as-multiply", unit_dot(2)));
   CHECK(rewrites("dot-unit-contracting-as-multiply", unit_dot(1)));
 
+  // dot(transpose<p>(x), b) folds only when the lhs's free dims (0 and 1 of [a,c,k]) keep their
+  // order in x: p = {0,2,1} maps them to 0 and 2, p = {1,0,2} to 1 and 0.
+  const auto folded = [](Dims p) {
+    return [p](Instance& s) {
+      hlo::DotDimensions d;
+      d.lhs_contracting = {2};
+      d.rhs_contracting = {0};
+      Dims x_dims(3);
+      const Dims lhs_dims{2, 3, 4};
+      for (std::size_t i = 0; i < 3; ++i) x_dims[static_cast<std::size_t>(p[i])] = lhs_dims[i];
+      s.dot(s.transpose(s.leaf(DType::f32, x_dims), p), s.leaf(DType::f32, {4, 5}), d, DType::f32);
+    };
+  };
+  CHECK_FALSE(rewrites("dot-fold-transpose-lhs", folded({1, 0, 2})));
+  CHECK(rewrites("dot-fold-transpose-lhs", folded({0, 2, 1})));
+
   const auto transpose = [](Dims p) { return [p](Instance& s) { s.transpose(s.leaf(DType::s32, {2, 3, 4}), p); }; };
   CHECK_FALSE(rewrites("transpose-identity", transpose({0, 2, 1})));
   CHECK(rewrites("transpose-identity", transpose({0, 1, 2})));

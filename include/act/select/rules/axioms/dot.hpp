@@ -190,24 +190,34 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   // rewrites.md TF-1: dot(transpose<p>(a), b) → dot(a, b) with dims mapped through p, when the
   // transposed operand's free dims keep their order (so the output order is unchanged).
   for (bool lhs : {true, false}) {
+    // The dot's dims with the transposed operand's batch and contracting dims mapped through p.
     const auto mapped = [lhs](const View& v) {
       const Dims& p = v.attr("t").dimensions;
       hlo::DotDimensions d = v.attr("dot").dot;
-      Dims& batch = lhs ? d.lhs_batch : d.rhs_batch;
-      Dims& contracting = lhs ? d.lhs_contracting : d.rhs_contracting;
-      const Dims free = free_dims(static_cast<std::int64_t>(p.size()), batch, contracting);
-      for (auto& x : batch) x = p[static_cast<std::size_t>(x)];
-      for (auto& x : contracting) x = p[static_cast<std::size_t>(x)];
-      Dims mapped_free;
-      for (auto f : free) mapped_free.push_back(p[static_cast<std::size_t>(f)]);
-      return std::make_pair(d, std::is_sorted(mapped_free.begin(), mapped_free.end()));
+      for (auto& x : lhs ? d.lhs_batch : d.rhs_batch) x = p[static_cast<std::size_t>(x)];
+      for (auto& x : lhs ? d.lhs_contracting : d.rhs_contracting) x = p[static_cast<std::size_t>(x)];
+      return d;
+    };
+    // The transposed operand's free dims, in order, map to increasing dims of x.
+    const auto keeps_free_order = [lhs](const View& v) {
+      const Dims& p = v.attr("t").dimensions;
+      const hlo::DotDimensions& d = v.attr("dot").dot;
+      const Dims& batch = lhs ? d.lhs_batch : d.rhs_batch;
+      const Dims& contracting = lhs ? d.lhs_contracting : d.rhs_contracting;
+      std::int64_t previous = -1;
+      for (std::int64_t f = 0; f < static_cast<std::int64_t>(p.size()); ++f) {
+        if (contains(batch, f) || contains(contracting, f)) continue;
+        if (p[static_cast<std::size_t>(f)] < previous) return false;
+        previous = p[static_cast<std::size_t>(f)];
+      }
+      return true;
     };
     rules.add(info(lhs ? "dot-fold-transpose-lhs" : "dot-fold-transpose-rhs", D, {Dot, Transpose}, {Dot}, false,
                    "rewrites.md TF-1"),
               lhs ? "(dot@dot (transpose@t ?x) ?o)" : "(dot@dot ?o (transpose@t ?x))",
-              [mapped](const View& v) { return mapped(v).second; },
+              keeps_free_order,
               [mapped, lhs](const View& v, Build& b) {
-                const auto d = mapped(v).first;
+                const auto d = mapped(v);
                 const DType t = v.attr("dot").dtype;
                 return lhs ? b.dot(v.cls("?x"), v.cls("?o"), d, t) : b.dot(v.cls("?o"), v.cls("?x"), d, t);
               });
