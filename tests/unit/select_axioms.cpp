@@ -988,6 +988,10 @@ TEST_CASE("slicing axioms: the conditions' spanned-operand count agrees with the
   for (Id n : g.class_nodes(g.find(concat)))
     if (axiom_detail::is_operator_node(g, n, Opcode::Concatenate)) concats.push_back(n);
   REQUIRE(concats.size() == 1);
+  // The conditions' quick exit: a class with a concatenate passes the kind filter; x's class
+  // (a reshape of an input) does not.
+  CHECK(axiom_detail::may_hold_operator(g, concat, Opcode::Concatenate));
+  CHECK_FALSE(axiom_detail::may_hold_operator(g, x, Opcode::Concatenate));
   std::size_t checked = 0, spanning = 0;
   for (std::int64_t start = 0; start <= 10; ++start)
     for (std::int64_t limit = start; limit <= 10; ++limit)
