@@ -34,7 +34,7 @@ inline DotMatch read_dot(const View& v) {
 // compile, most of it in conditions).
 inline std::int64_t first_free_dim(std::int64_t rank, const Dims& batch, const Dims& contracting) {
   for (std::int64_t d = 0; d < rank; ++d)
-    if (!contains(batch, d) && !contains(contracting, d)) return d;
+    if (is_free_dim(d, batch, contracting)) return d;
   return -1;
 }
 inline bool plain_2d(const View& v) {  // a rank-2 × rank-2 dot without batch dims
@@ -206,7 +206,7 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       const Dims& contracting = lhs ? d.lhs_contracting : d.rhs_contracting;
       std::int64_t previous = -1;
       for (std::int64_t f = 0; f < static_cast<std::int64_t>(p.size()); ++f) {
-        if (contains(batch, f) || contains(contracting, f)) continue;
+        if (!is_free_dim(f, batch, contracting)) continue;
         if (p[static_cast<std::size_t>(f)] < previous) return false;
         previous = p[static_cast<std::size_t>(f)];
       }

@@ -105,41 +105,37 @@ inline std::optional<ConcatHit> slice_inside_concat_operand(const TensorGraph& g
   return std::nullopt;
 }
 
-// slice(concat<d>(x1..xn)) with an unstrided range along d: each operand the range touches, with
-// the part of the range inside it (in the operand's own indices), in order.
-inline std::vector<std::pair<Id, hlo::SliceRange>> concat_operands_spanned(const TensorGraph& g, const SelectionContext& ctx, Id concat_node,
-                                                                         const std::vector<hlo::SliceRange>& ranges) {
+// slice(concat<d>(x1..xn)) with an unstrided range along d: calls f(operand, part) for each
+// operand the range touches, with the part of the range inside it (in the operand's own
+// indices), in order.
+template <class F>
+void for_each_spanned_operand(const TensorGraph& g, const SelectionContext& ctx, Id concat_node,
+                              const std::vector<hlo::SliceRange>& ranges, F&& f) {
   const auto view = g.node(concat_node);
   const auto d = static_cast<std::size_t>(ctx.attributes_of(view.op).dimensions.at(0));
   const hlo::SliceRange r = canonical(ranges[d]);
-  std::vector<std::pair<Id, hlo::SliceRange>> out;
-  if (r.stride != 1 || range_count(r) == 0) return out;
+  if (r.stride != 1 || range_count(r) == 0) return;
   std::int64_t offset = 0;
   for (Id child : view.children) {
     const std::int64_t n = g.data(child).type.dims[d];
     const std::int64_t lo = std::max(r.start, offset), hi = std::min(r.limit, offset + n);
-    if (lo < hi) out.push_back({g.find(child), hlo::SliceRange{lo - offset, hi - offset, 1}});
+    if (lo < hi) f(g.find(child), hlo::SliceRange{lo - offset, hi - offset, 1});
     offset += n;
   }
+}
+inline std::vector<std::pair<Id, hlo::SliceRange>> concat_operands_spanned(const TensorGraph& g, const SelectionContext& ctx, Id concat_node,
+                                                                         const std::vector<hlo::SliceRange>& ranges) {
+  std::vector<std::pair<Id, hlo::SliceRange>> out;
+  for_each_spanned_operand(g, ctx, concat_node, ranges, [&](Id operand, const hlo::SliceRange& part) { out.push_back({operand, part}); });
   return out;
 }
-
-// How many entries concat_operands_spanned would return, without building them: the
-// slice-of-concat conditions ask for every slice match of every iteration (with the list and
-// operator_nodes' copy, 4 % of the samples of AMX compiles that end without a program).
+// How many operands the range spans, without building the list: the slice-of-concat conditions
+// ask for every slice match of every iteration (with the list and operator_nodes' copy, 4 % of
+// the samples of AMX compiles that end without a program).
 inline std::size_t concat_operands_spanned_count(const TensorGraph& g, const SelectionContext& ctx, Id concat_node,
                                                  const std::vector<hlo::SliceRange>& ranges) {
-  const auto view = g.node(concat_node);
-  const auto d = static_cast<std::size_t>(ctx.attributes_of(view.op).dimensions.at(0));
-  const hlo::SliceRange r = canonical(ranges[d]);
-  if (r.stride != 1 || range_count(r) == 0) return 0;
   std::size_t count = 0;
-  std::int64_t offset = 0;
-  for (Id child : view.children) {
-    const std::int64_t n = g.data(child).type.dims[d];
-    count += std::max(r.start, offset) < std::min(r.limit, offset + n);
-    offset += n;
-  }
+  for_each_spanned_operand(g, ctx, concat_node, ranges, [&](Id, const hlo::SliceRange&) { ++count; });
   return count;
 }
 

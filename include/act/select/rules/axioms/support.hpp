@@ -221,10 +221,13 @@ inline bool has_operator(const TensorGraph& g, Id cls, hlo::Opcode code) {
 }
 
 // Dot dimension bookkeeping: the free dims of each operand in order.
+inline bool is_free_dim(std::int64_t d, const Dims& batch, const Dims& contracting) {
+  return !contains(batch, d) && !contains(contracting, d);
+}
 inline Dims free_dims(std::int64_t rank, const Dims& batch, const Dims& contracting) {
   Dims f;
   for (std::int64_t d = 0; d < rank; ++d)
-    if (!contains(batch, d) && !contains(contracting, d)) f.push_back(d);
+    if (is_free_dim(d, batch, contracting)) f.push_back(d);
   return f;
 }
 
