@@ -515,3 +515,97 @@ TEST_CASE("views: the strided division agrees with the explicit one") {
   CHECK(in_order > 200);
   CHECK(strided > 1000);
 }
+
+namespace {
+
+// The views of a class as ClassViewCache defines them, walked afresh every time with nothing
+// remembered: the oracle for the cache.
+void plain_views(const TensorGraph& g, const SelectionContext& c, egraph::Id cls, int depth, std::size_t limit,
+                 std::vector<egraph::Id>& path, std::vector<ClassView>& out) {
+  cls = g.find(cls);
+  const Shape& type = g.data(cls).type;
+  if (type.is_tuple || type.element_count() > kMaxViewElements) return;
+  path.push_back(cls);
+  for (egraph::Id n : depth > 0 ? g.class_nodes(cls) : std::span<const egraph::Id>{}) {
+    if (out.size() >= limit) break;
+    const auto node = g.node(n);
+    if (!is_movement(node.op) || node.children.size() != 1) continue;
+    const egraph::Id child = g.find(node.children[0]);
+    if (std::find(path.begin(), path.end(), child) != path.end()) continue;
+    std::vector<ClassView> below;
+    plain_views(g, c, child, depth - 1, limit, path, below);
+    for (const ClassView& cv : below) {
+      if (out.size() >= limit) break;
+      if (auto v = apply_movement(c, node.op, type, cv.view)) out.push_back(ClassView{cv.base, std::move(*v)});
+    }
+  }
+  path.pop_back();
+  if (out.size() < limit || out.empty()) out.push_back(ClassView{cls, identity_view(type)});
+}
+
+std::vector<ClassView> plain_views(const TensorGraph& g, const SelectionContext& c, egraph::Id cls, int depth,
+                                   std::size_t limit) {
+  std::vector<egraph::Id> path;
+  std::vector<ClassView> out;
+  plain_views(g, c, cls, depth, limit, path, out);
+  return out;
+}
+
+}  // namespace
+
+// ClassViewCache (views.hpp) against fresh walks on random e-graphs of movement nodes: classes
+// grown, united (which makes cycles: a reshape back to its base's type united with the base)
+// and rebuilt between queries, asked in random order so that walks are reused under other paths.
+TEST_CASE("views: the class-view cache answers what a fresh walk would, through unions and rebuilds") {
+  SelectionContext c;
+  c.isa = isa::view<isa::Qkv>();
+  ChainGen gen{std::mt19937_64(20261129)};
+  std::size_t compared = 0, reused = 0, unions = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    TensorGraph g{TensorAnalysis(&c)};
+    std::vector<egraph::Id> ids{g.add(make_input(c.attributes, 0, 48), {}), g.add(make_input(c.attributes, 1, 48), {})};
+    ClassViewCache deep(8, 3), first(6, 1);
+    auto same = [](const std::vector<ClassView>& a, const std::vector<ClassView>& b) {
+      if (a.size() != b.size()) return false;
+      for (std::size_t i = 0; i < a.size(); ++i)
+        if (a[i].base != b[i].base || !(a[i].view == b[i].view)) return false;
+      return true;
+    };
+    auto check_all = [&] {
+      std::vector<egraph::Id> order = ids;
+      std::shuffle(order.begin(), order.end(), gen.rng);
+      for (egraph::Id id : order) {
+        INFO("trial " << trial << " class " << g.find(id));
+        CHECK(same(deep.views(g, c, id), plain_views(g, c, id, 8, 3)));
+        CHECK(same(first.views(g, c, id), plain_views(g, c, id, 6, 1)));
+        ++compared;
+      }
+    };
+    for (int round = 0; round < 6; ++round) {
+      for (int k = 0; k < 12; ++k) {
+        const egraph::Id from = ids[static_cast<std::size_t>(gen.pick(0, static_cast<std::int64_t>(ids.size()) - 1))];
+        const auto [attributes, result] = gen.step(g.data(from).type);
+        ids.push_back(g.add(op(c, result.first, attributes), {from}));
+      }
+      check_all();
+      // Unite up to three pairs of distinct classes of one type.
+      for (int k = 0, tries = 0; k < 3 && tries < 200; ++tries) {
+        const egraph::Id a = ids[static_cast<std::size_t>(gen.pick(0, static_cast<std::int64_t>(ids.size()) - 1))];
+        const egraph::Id b = ids[static_cast<std::size_t>(gen.pick(0, static_cast<std::int64_t>(ids.size()) - 1))];
+        if (g.find(a) == g.find(b) || !(g.data(a).type == g.data(b).type)) continue;
+        g.unite(a, b);
+        ++k;
+        ++unions;
+      }
+      check_all();  // dirty: pending unions are in the class records
+      g.rebuild();
+      check_all();
+    }
+    reused += deep.reused() + first.reused();
+  }
+  // The comparison proves nothing unless walks were reused and classes united.
+  CHECK(compared > 9000);
+  CHECK(reused > compared / 2);
+  CHECK(unions > 100);
+  INFO("compared " << compared << ", reused " << reused << ", unions " << unions);
+}
