@@ -14,10 +14,7 @@
 // Contract: queries (eclass, classes, classes_with, lookup, node children being canonical,
 // e-matching) describe the e-graph as of the last `rebuild`. After `add` alone the e-graph
 // stays clean; after a successful `unite` call `rebuild` (a no-op when nothing is pending).
-// Nothing here iterates a hash table, so results are reproducible run to run. A class's stamp
-// changes whenever its node list does (a union into it; a rebuild dropping or reordering its
-// nodes), so what a rule remembers about a class holds while the class is canonical with the
-// same stamp.
+// Nothing here iterates a hash table, so results are reproducible run to run.
 #pragma once
 
 #include <algorithm>
@@ -99,7 +96,6 @@ class EGraph {
     Data data = analysis_.make(std::as_const(*this), node(id));
     classes_.emplace_back(std::vector<Id>{id}, std::vector<Id>{}, std::move(data));
     kinds_.push_back(kind_bit(discriminant));
-    stamps_.push_back(++stamp_clock_);
     class_ids_.push_back(id);  // ids only grow, so both lists stay sorted
     if (op_index_.size() <= discriminant) op_index_.resize(discriminant + 1);
     op_index_[discriminant].push_back(id);
@@ -135,7 +131,6 @@ class EGraph {
     if (merged.b_changed) queue_analysis(loser_parents);
     Class& winner = classes_[a];
     winner.nodes.insert(winner.nodes.end(), loser_nodes.begin(), loser_nodes.end());
-    stamps_[a] = ++stamp_clock_;
     winner.parents.insert(winner.parents.end(), loser_parents.begin(), loser_parents.end());
     call_modify(a);
     return true;
@@ -236,10 +231,6 @@ class EGraph {
   // (like discriminants_) because matching reads it for every class it visits: a dense array
   // stays in cache where a class record would be one miss per visit.
   std::uint64_t kinds(Id cls) const { return kinds_[find(cls)]; }
-  // Changes whenever the class's node list does (a union into it; a rebuild dropping or
-  // reordering its nodes), never back to a value it had: what a cache read from a class holds
-  // while the class is canonical with the same stamp.
-  std::uint64_t stamp(Id cls) const { return stamps_[find(cls)]; }
   const Data& data(Id id) const { return classes_[find(id)].data; }
 
   // Canonical class ids, ascending.
@@ -351,14 +342,11 @@ class EGraph {
       if (tidy_stamp_[cls] == tidy_epoch_) continue;
       tidy_stamp_[cls] = tidy_epoch_;
       Class& c = classes_[cls];
-      const std::size_t listed = c.nodes.size();
       std::erase_if(c.nodes, [&](Id n) { return !live_[n]; });
       std::uint64_t kinds = 0;
       for (Id n : c.nodes) kinds |= kind_bit(discriminants_[n]);
       kinds_[cls] = kinds;
-      const bool in_order = std::is_sorted(c.nodes.begin(), c.nodes.end());
-      if (!in_order) std::sort(c.nodes.begin(), c.nodes.end());
-      if (!in_order || c.nodes.size() != listed) stamps_[cls] = ++stamp_clock_;
+      std::sort(c.nodes.begin(), c.nodes.end());
       std::erase_if(c.parents, [&](Id n) { return !live_[n]; });
       std::sort(c.parents.begin(), c.parents.end());
       c.parents.erase(std::unique(c.parents.begin(), c.parents.end()), c.parents.end());
@@ -399,8 +387,6 @@ class EGraph {
   std::vector<Id> child_ids_;
   std::vector<std::uint16_t> discriminants_;  // per node (< kMaxDiscriminant), dense for matching
   std::vector<std::uint64_t> kinds_;          // per id; meaningful for canonical class ids
-  std::vector<std::uint64_t> stamps_;         // per id, likewise (stamp())
-  std::uint64_t stamp_clock_ = 0;
   std::vector<Id> flat_nodes_;                // the live nodes, class after class (class_nodes)
   std::vector<std::uint32_t> flat_offsets_;   // per id below flat_ids_ (+1): its run in flat_nodes_
   std::vector<std::uint32_t> flat_cursor_;    // scratch of lay_out_class_nodes

@@ -25,8 +25,6 @@
 #include <numeric>
 #include <optional>
 #include <span>
-#include <unordered_map>
-#include <utility>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -214,113 +212,41 @@ struct ClassView {
   ByteView view;
 };
 
-// The views of a class over the bases reached by following movement nodes down: in node order,
+// Views of class `cls` over the bases reached by following movement nodes down (in node order,
 // at most `limit` of them, `depth` operators deep; a class on the current path is not entered
-// again, so cycles end; the class itself with its identity view is the last entry when fewer
-// than `limit` came before it (or none did).
-//
-// The view rules ask for them again and again (every slice of a tiled matrix, and every
-// parent's walk, goes down through the matrix's views, in this iteration and the next): on the
-// 385-node Gemmini kernel the walks were 12 % of a compile. So each rule keeps a cache, which
-// remembers every walk per (class, depth) and reuses one only
-//   - while every class it entered is still canonical with the stamp it had (EGraph::stamp
-//     changes with any change to a class's node list: a union into it, a rebuild dropping or
-//     reordering its nodes);
-//   - if the path it is asked under holds every class above it that the walk skipped as on its
-//     path, and none that it entered (then the path makes every choice the same).
-// So every answer is exactly what a new walk would return. A cache serves one e-graph.
-class ClassViewCache {
- public:
-  ClassViewCache(int depth, std::size_t limit) : depth_(depth), limit_(limit) {}
-
-  // Walks answered from memory so far (each saves a walk and everything below it).
-  std::size_t reused() const { return reused_; }
-
-  // The views of `cls`; the reference is valid until the next call.
-  const std::vector<ClassView>& views(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls) {
-    if (&g != graph_ || walks_.size() > kMaxWalks) {  // another e-graph; or many walks of merged classes
-      walks_.clear();
-      graph_ = &g;
-    }
-    std::vector<egraph::Id> path;
-    return walk(g, ctx, g.find(cls), depth_, path).views;
-  }
-
- private:
-  static constexpr std::size_t kMaxWalks = std::size_t{1} << 16;
-
-  struct Walk {
-    bool done = false;
-    std::vector<std::pair<egraph::Id, std::uint64_t>> entered;  // each class entered, its stamp
-    std::vector<egraph::Id> skipped;  // children skipped for being on the path above the walk
-    std::vector<ClassView> views;
-  };
-
-  // The walk of canonical class `cls`, `depth` operators deep, under `path`.
-  Walk& walk(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls, int depth, std::vector<egraph::Id>& path) {
-    Walk& w = walks_[key(cls, depth)];
-    if (w.done && reusable(g, w, path)) {
-      ++reused_;
-      return w;
-    }
-    w.done = false;
-    w.entered.clear();  // cleared, not replaced: their storage is reused
-    w.skipped.clear();
-    w.views.clear();
-    w.entered.emplace_back(cls, g.stamp(cls));
-    const Shape& type = g.data(cls).type;
-    if (type.is_tuple || type.element_count() > kMaxViewElements) {
-      w.done = true;
-      return w;
-    }
-    path.push_back(cls);
-    if (depth > 0) {
-      for (egraph::Id n : g.class_nodes(cls)) {
-        if (w.views.size() >= limit_) break;
-        const auto node = g.node(n);
-        if (!is_movement(node.op) || node.children.size() != 1) continue;
-        const egraph::Id child = g.find(node.children[0]);
-        if (std::find(path.begin(), path.end(), child) != path.end()) {
-          if (child != cls) w.skipped.push_back(child);
-          continue;
-        }
-        // `walks_` is node-based: `w` stays where it is while the walk below adds entries.
-        const Walk& below = walk(g, ctx, child, depth - 1, path);
-        w.entered.insert(w.entered.end(), below.entered.begin(), below.entered.end());
-        for (egraph::Id above : below.skipped)
-          if (above != cls) w.skipped.push_back(above);
-        for (const ClassView& cv : below.views) {
-          if (w.views.size() >= limit_) break;
-          if (auto v = apply_movement(ctx, node.op, type, cv.view)) w.views.push_back(ClassView{cv.base, std::move(*v)});
-        }
+// again, so cycles end). The class itself with its identity view is always the last entry.
+inline void class_views(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls, int depth, std::size_t limit,
+                        std::vector<egraph::Id>& path, std::vector<ClassView>& out) {
+  cls = g.find(cls);
+  const Shape& type = g.data(cls).type;
+  if (type.is_tuple || type.element_count() > kMaxViewElements) return;
+  path.push_back(cls);
+  if (depth > 0) {
+    for (egraph::Id n : g.class_nodes(cls)) {
+      if (out.size() >= limit) break;
+      const auto node = g.node(n);
+      if (!is_movement(node.op) || node.children.size() != 1) continue;
+      const egraph::Id child = g.find(node.children[0]);
+      if (std::find(path.begin(), path.end(), child) != path.end()) continue;
+      std::vector<ClassView> below;
+      class_views(g, ctx, child, depth - 1, limit, path, below);
+      for (auto& cv : below) {
+        if (out.size() >= limit) break;
+        if (auto v = apply_movement(ctx, node.op, type, cv.view)) out.push_back(ClassView{cv.base, std::move(*v)});
       }
     }
-    path.pop_back();
-    if (w.views.size() < limit_ || w.views.empty()) w.views.push_back(ClassView{cls, identity_view(type)});
-    w.done = true;
-    return w;
   }
+  path.pop_back();
+  if (out.size() < limit || out.empty()) out.push_back(ClassView{cls, identity_view(type)});
+}
 
-  static bool reusable(const TensorGraph& g, const Walk& w, const std::vector<egraph::Id>& path) {
-    for (egraph::Id above : w.skipped)
-      if (std::find(path.begin(), path.end(), above) == path.end()) return false;
-    for (const auto& [cls, stamp] : w.entered) {
-      if (g.find(cls) != cls || g.stamp(cls) != stamp) return false;
-      if (std::find(path.begin(), path.end(), cls) != path.end()) return false;
-    }
-    return true;
-  }
-
-  static std::uint64_t key(egraph::Id cls, int depth) {
-    return (static_cast<std::uint64_t>(cls) << 8) | static_cast<std::uint64_t>(depth & 0xff);
-  }
-
-  int depth_;
-  std::size_t limit_;
-  const TensorGraph* graph_ = nullptr;  // the e-graph the walks were made on
-  std::size_t reused_ = 0;
-  std::unordered_map<std::uint64_t, Walk> walks_;
-};
+inline std::vector<ClassView> class_views(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls,
+                                          int depth = 8, std::size_t limit = 6) {
+  std::vector<egraph::Id> path;
+  std::vector<ClassView> out;
+  class_views(g, ctx, cls, depth, limit, path, out);
+  return out;
+}
 
 namespace view_detail {
 

@@ -427,7 +427,6 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
   if (instructions->empty()) return std::nullopt;
   auto done = std::make_shared<std::set<Id>>();
   auto caches = std::make_shared<MovementCaches>();
-  auto class_view_cache = std::make_shared<ClassViewCache>(8, 3);  // up to 3 bases, 8 operators deep
 
   auto wanted = [instructions](const Shape& t) {
     for (const auto& mi : *instructions)
@@ -444,13 +443,13 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
   auto condition = [done, wanted](const TensorGraph& g, Id cls, const egraph::Subst&) {
     return !done->contains(cls) && wanted(g.data(cls).type);
   };
-  auto apply = [ctx, done, instructions, caches, class_view_cache](TensorGraph& g, Id cls, const egraph::Subst&) {
+  auto apply = [ctx, done, instructions, caches](TensorGraph& g, Id cls, const egraph::Subst&) {
     std::vector<Id> out;
     cls = g.find(cls);
     if (!done->insert(cls).second) return out;
     const Shape type = g.data(cls).type;
     if (type.element_count() == 0) return out;  // no bytes to move (and no view offsets to read)
-    const std::vector<ClassView>& views = class_view_cache->views(g, *ctx, cls);
+    const auto views = class_views(g, *ctx, cls, 8, 3);
     std::vector<std::optional<std::vector<std::int64_t>>> view_offsets(views.size());  // materialised on first use
     // Each view's byte distance along each dim: with the dims, all that the alphas hang on.
     const auto strides = view_detail::row_major_strides(type.dims);

@@ -27,7 +27,6 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
   using Matcher = egraph::OpMatcher<TensorLanguage>;
   SelectionContext* ctx = &context;
   auto done = std::make_shared<std::vector<bool>>();
-  auto below_views = std::make_shared<ClassViewCache>(6, 1);  // the operand's first view, 6 operators deep
   auto searcher = [](hlo::Opcode code) {
     TensorPatternBuilder p;
     const auto x = p.var("?x");
@@ -41,9 +40,9 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
       return s[m] >= done->size() || !(*done)[s[m]];
     };
   };
-  auto apply = [ctx, done, below_views](const TensorPattern& pattern) {
+  auto apply = [ctx, done](const TensorPattern& pattern) {
     const egraph::Var m = pattern.slot("@m");
-    return [ctx, done, below_views, m](TensorGraph& g, Id cls, const egraph::Subst& s) {
+    return [ctx, done, m](TensorGraph& g, Id cls, const egraph::Subst& s) {
       std::vector<Id> out;
       const Id node_id = s[m];
       if (done->size() <= node_id) done->resize(static_cast<std::size_t>(node_id) + 1, false);
@@ -56,7 +55,7 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
       for (Id n : g.class_nodes(child)) chain = chain || is_movement(g.node(n).op);
       if (!chain) return out;
       const Shape type = g.data(cls).type;
-      for (const ClassView& below : below_views->views(g, *ctx, child)) {
+      for (const ClassView& below : class_views(g, *ctx, child, 6, 1)) {
         const auto view = apply_movement(*ctx, op, type, below.view);
         if (!view) continue;
         if (auto id = canonical_view(g, *ctx, below.base, *view)) out.push_back(*id);
