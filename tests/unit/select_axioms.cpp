@@ -950,6 +950,27 @@ TEST_CASE("ir axioms: near misses are not rewritten", "[select][axioms]") {
   CHECK_FALSE(rewrites("pad-identity", pad(1)));
   CHECK(rewrites("pad-identity", pad(0)));
 
+  // concat(add(a, b), add(c, d)) joins a with c and b with d: pieces of one value, or values
+  // that are no pieces, but not a piece of x with a piece of y (a mixture commuted operands
+  // offer at every split point).
+  const auto pieces = [](bool mixed) {
+    return [mixed](Instance& s) {
+      const Id x = s.leaf(DType::f32, {4, 3}), y = s.leaf(DType::f32, {4, 3});
+      const auto lo = [&](Id v) { return s.b().slice_dim(v, 0, 0, 2); };
+      const auto hi = [&](Id v) { return s.b().slice_dim(v, 0, 2, 4); };
+      const Id upper = s.op(Opcode::Add, NodeAttributes{}, {lo(x), lo(y)});
+      const Id lower = mixed ? s.op(Opcode::Add, NodeAttributes{}, {hi(y), hi(x)}) : s.op(Opcode::Add, NodeAttributes{}, {hi(x), hi(y)});
+      s.b().concat({upper, lower}, 0);
+    };
+  };
+  CHECK_FALSE(rewrites("concat-of-add", pieces(true)));
+  CHECK(rewrites("concat-of-add", pieces(false)));
+  const auto whole_values = [](Instance& s) {
+    const auto sum = [&] { return s.op(Opcode::Add, NodeAttributes{}, {s.leaf(DType::f32, {2, 3}), s.leaf(DType::f32, {2, 3})}); };
+    s.b().concat({sum(), sum()}, 0);
+  };
+  CHECK(rewrites("concat-of-add", whole_values));
+
   // convert(convert(x)) is x only when the middle type holds every value of x's type.
   const auto converts = [](DType from, DType mid) {
     return [from, mid](Instance& s) { s.unary(Opcode::Convert, s.unary(Opcode::Convert, s.leaf(from, {4}), mid), from); };

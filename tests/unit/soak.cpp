@@ -594,6 +594,45 @@ TEST_CASE("regression amx_f32_transpose: the no-program message says what it pro
   }
 }
 
+TEST_CASE("regression amx_second_output_proves_none: an output group that saturates without a graph ends the search",
+          "[soak][regression]") {
+  // Two independent outputs: transpose(reshape(p0 + min(p0, p0))), whose e-graph grows to the
+  // node limit and is rebuilt twice (amx_transpose_small_retry_after_limit), and transpose(p1),
+  // whose e-graph saturates in a few rounds with no pii graph. No program can combine a graph
+  // for the second output, so the search ends there, as a proof under the rules: the groups
+  // rewrite one round per pass while neither has a graph, so the first group's e-graph is cut
+  // off while still small and never retried. Before, the first group ran to its node limit and
+  // its two retries (about 2 s) and the message said "a program may still exist".
+  const codegen::CompileOutcome outcome = compile_regression<isa::Amx>("amx_second_output_proves_none", 60.0);
+  REQUIRE_FALSE(outcome);
+  INFO(outcome.message);
+  CHECK(outcome.statistics.stop == codegen::StopReason::Exhausted);
+  CHECK(outcome.statistics.saturated);
+  CHECK(outcome.statistics.split_retries == 0);
+  CHECK(outcome.statistics.enodes < 20'000);  // both groups' e-graphs together
+  CHECK(outcome.message.find("no combination of amx instructions computes the kernel under act's rewrite rules") !=
+        std::string::npos);
+  // Only the group that proved it is diagnosed.
+  CHECK(outcome.message.find("outputs 1: root 0") != std::string::npos);
+  CHECK(outcome.message.find("outputs 0:") == std::string::npos);
+}
+
+TEST_CASE("regression amx_sum_of_transposes_saturates: sums of a transpose saturate, so no program is proved",
+          "[soak][regression]") {
+  // (t + t) + (t + t) with t an f32[16,16] transpose (AMX sound soak, seed 4242, kernel 20's
+  // second output). Row pieces of each sum, commuted and re-associated, were joined into
+  // mixtures of different sums (concat-of-add), and the e-graph reached its node limit in
+  // about a second; concat-of-<op> now joins pieces of one value only, and it saturates.
+  const codegen::CompileOutcome outcome = compile_regression<isa::Amx>("amx_sum_of_transposes_saturates", 60.0);
+  REQUIRE_FALSE(outcome);
+  INFO(outcome.message);
+  CHECK(outcome.statistics.stop == codegen::StopReason::Exhausted);
+  CHECK(outcome.statistics.saturated);
+  CHECK(outcome.statistics.enodes < 10'000);
+  CHECK(outcome.message.find("no combination of amx instructions computes the kernel under act's rewrite rules") !=
+        std::string::npos);
+}
+
 TEST_CASE("regression qkv_output_from_spanning_pieces: a program exists, and act compile finds it", "[soak][regression]") {
   // A 128-row output concatenated from 19 row pieces, some spanning two inputs of an inner
   // concatenate. Without slice-of-concat-split such a piece could only be cut from the inner

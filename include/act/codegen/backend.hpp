@@ -222,17 +222,20 @@ class CandidateStream {
     alloc::CspSolver solver;
   };
 
-  // Some output group's rewriting stopped on its time limit (egraph::StopReason::TimeLimit).
+  // Some output group's rewriting stopped on its time limit (egraph::StopReason::TimeLimit);
+  // only the empty group's counts when one ended the search (GroupExplorer::empty_group).
   bool rewriting_cut_by_clock() const {
     const select::GroupExplorer& groups = *state_->explorer;
     for (std::size_t g = 0; g < groups.size(); ++g)
-      for (const auto& report : groups.group(g).reports())
+      if (!groups.empty_group() || *groups.empty_group() == g)
+        for (const auto& report : groups.group(g).reports())
         if (report.stop_reason == egraph::StopReason::TimeLimit) return true;
     return false;
   }
 
   // Sums over the output groups' explorers and their attempts (iterations, e-nodes, rewrites);
-  // rounds and budget are the largest group's; saturated only when every group is.
+  // rounds and budget are the largest group's; saturated only when every group is, or, when a
+  // group without any graph ended the search, when that one is (with its rewriting's stop).
   void update_phase1_statistics() {
     const select::GroupExplorer& groups = *state_->explorer;
     const select::RuleSet& rules = state_->rules;
@@ -257,9 +260,12 @@ class CandidateStream {
       }
       stats_.rounds = std::max(stats_.rounds, e.round());
       stats_.budget = std::max(stats_.budget, e.budget());
-      stats_.saturated = stats_.saturated && e.saturated();
-      if (!e.reports().empty() && (stats_.rewrite_stop.empty() || !e.saturated()))
-        stats_.rewrite_stop = std::string(egraph::to_string(e.reports().back().stop_reason));
+      const bool decides = !groups.empty_group() || *groups.empty_group() == g;
+      if (decides) {
+        stats_.saturated = stats_.saturated && e.saturated();
+        if (!e.reports().empty() && (stats_.rewrite_stop.empty() || !e.saturated()))
+          stats_.rewrite_stop = std::string(egraph::to_string(e.reports().back().stop_reason));
+      }
       stats_.split_retries += static_cast<std::size_t>(group.deeper_split);
       stats_.enodes += group.graph->num_nodes();
       stats_.eclasses += group.graph->num_classes();

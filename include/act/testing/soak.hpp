@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -107,21 +108,26 @@ struct SoakOptions {
   std::function<void(std::size_t index, const std::string& hlo_text)> generated;
 };
 
+// The limit (SoakRecord::limit) of a compile that ended on a saturated e-graph without a
+// program: a proof, under act's rewrite rules, that the kernel has none.
+inline constexpr std::string_view kProvedNoProgram = "search exhausted (saturated e-graph)";
+
 struct SoakCounts {
   std::size_t generated = 0, compiled = 0, verified = 0, miscompiled = 0, not_found = 0, timed_out = 0, rejected = 0;
-  void add(SoakOutcome o) {
+  std::size_t proved_impossible = 0;  // of not_found: ended on kProvedNoProgram, not on a work limit
+  void add(SoakOutcome o, std::string_view limit = {}) {
     ++generated;
     switch (o) {
       case SoakOutcome::Verified: ++compiled; ++verified; break;
       case SoakOutcome::Miscompiled: ++compiled; ++miscompiled; break;
-      case SoakOutcome::NotFound: ++not_found; break;
+      case SoakOutcome::NotFound: ++not_found; proved_impossible += limit == kProvedNoProgram; break;
       case SoakOutcome::TimedOut: ++timed_out; break;
       case SoakOutcome::Rejected: ++rejected; break;
     }
   }
   std::string to_string() const {
-    return fmt::format("generated {}, compiled {}, verified {}, miscompiled {}, not found {}, timed out {}, rejected {}", generated,
-                       compiled, verified, miscompiled, not_found, timed_out, rejected);
+    return fmt::format("generated {}, compiled {}, verified {}, miscompiled {}, not found {} (proved impossible {}), timed out {}, rejected {}",
+                       generated, compiled, verified, miscompiled, not_found, proved_impossible, timed_out, rejected);
   }
 };
 
@@ -173,9 +179,9 @@ struct SoakResult {
     std::string out = fmt::format(
         "{{\"isa\": {}, \"mode\": \"{}\", \"seed\": {}, \"kernels\": {}, \"jobs\": {}, \"timeout\": {}, \"deterministic\": {}, \"seconds\": {:.3f}, \"slowest\": {{\"index\": {}, \"seconds\": {:.3f}}},\n"
         " \"counts\": {{\"generated\": {}, \"compiled\": {}, \"verified\": {}, \"miscompiled\": {}, \"not_found\": {}, "
-        "\"timed_out\": {}, \"rejected\": {}}},\n \"program_shapes\": {{\"spills\": {}, \"reloads_input\": {}, \"odd_tiles\": {}, \"computes_on_chip\": {}}},\n \"failures\": [",
+        "\"proved_impossible\": {}, \"timed_out\": {}, \"rejected\": {}}},\n \"program_shapes\": {{\"spills\": {}, \"reloads_input\": {}, \"odd_tiles\": {}, \"computes_on_chip\": {}}},\n \"failures\": [",
         sim::formats_detail::json_string(isa), o.mode == SoakMode::Sound ? "sound" : "complete", o.seed, o.kernels, o.jobs, o.timeout_seconds, o.deterministic, seconds, slowest_index, slowest_seconds,
-        counts.generated, counts.compiled, counts.verified, counts.miscompiled, counts.not_found, counts.timed_out, counts.rejected,
+        counts.generated, counts.compiled, counts.verified, counts.miscompiled, counts.not_found, counts.proved_impossible, counts.timed_out, counts.rejected,
         shapes.spills, shapes.reloads_input, shapes.odd_tiles, shapes.computes_on_chip);
     for (std::size_t i = 0; i < failures.size(); ++i) {
       const auto& f = failures[i];
@@ -281,7 +287,7 @@ inline codegen::Options compile_options(const SoakOptions& o) {
 // Which limit ended a compile that produced no program (SoakRecord::limit).
 inline std::string limit_of(const codegen::Statistics& s, bool deterministic = false) {
   if (s.stop == codegen::StopReason::Timeout) return deterministic ? "wall-clock safety net" : "wall-clock timeout";
-  if (s.saturated) return "search exhausted (saturated e-graph)";
+  if (s.saturated) return std::string(kProvedNoProgram);
   if (!s.rewrite_stop.empty()) return fmt::format("rewriting: {}", s.rewrite_stop);
   return "search exhausted";
 }
@@ -486,7 +492,7 @@ inline SoakResult soak(const isa::IsaView& isa, const SoakCompiler& compile, con
         r.message = e.what();
       }
       std::lock_guard lock(mutex);
-      running.add(r.outcome);
+      running.add(r.outcome, r.limit);
       records[k] = std::move(r);
       if (options.progress) options.progress(running);
     }

@@ -76,13 +76,18 @@ class Explorer {
   // With `until`: also stop (for good, as a timeout) once `until` passes, even inside an
   // extraction level (the code generator's termination heuristic).
   // With `extraction_slice` > 0: also return nullopt, with paused(), once an extraction has
-  // spent that many units of work without a graph; the next call resumes it.
+  // spent that many units of work without a graph; the next call resumes it. An explorer that
+  // has yielded no graph yet also pauses between rounds (after at least one): its rewriting,
+  // not its extraction, is then what runs long, and the output groups take turns at it
+  // (group_explorer.hpp), so a group that is quickly proved to have no graph ends the search
+  // while another group's e-graph still grows.
   std::optional<PiiGraph> next(std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max(),
                                std::uint64_t extraction_slice = 0) {
     paused_ = false;
     if (finished_) return std::nullopt;
     until_ = std::min(options_.deadline, until);
     if (extractor_) extractor_->set_deadline(until_);
+    bool rewrote = false;  // a round started in this call
     for (;;) {
       if (extractor_) {
         if (auto g = next_greedy()) return g;
@@ -123,7 +128,12 @@ class Explorer {
       }
       if (round_ >= options_.max_rounds) return finish();
       if (!growing_ && budget_ >= options_.max_budget) return finish();
+      if (extraction_slice > 0 && rewrote && seen_.size() == 0) {
+        paused_ = true;
+        return std::nullopt;
+      }
       start_round();
+      rewrote = true;
     }
   }
 

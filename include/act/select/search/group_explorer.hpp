@@ -37,6 +37,12 @@
 // a 3-node group's third graph waited behind a 20-node group's third enumeration). Every
 // combination of graphs the groups yield is eventually produced, once, so completeness
 // carries over from the explorers.
+// Conversely, a group whose enumeration ends without any graph (its retries included) ends the
+// whole search at once: no combination can exist, and when that group's e-graph saturated this
+// is the proof that the kernel has no program under the rules. Groups still without a graph
+// rewrite one round per pass (Explorer::next), so the other groups get their turn at this:
+// an output whose e-graph saturates in a few rounds no longer waits behind another output's
+// e-graph growing to its node limit.
 #pragma once
 
 #include <algorithm>
@@ -149,15 +155,20 @@ class GroupExplorer {
   }
 
   bool timed_out() const { return timed_out_; }
+  // The group whose enumeration ended without any graph, and with it the search (several
+  // groups only): what it proved, or the limit it stopped on, is the kernel's answer.
+  std::optional<std::size_t> empty_group() const { return empty_group_; }
   std::size_t size() const { return groups_.size(); }
   const Group& group(std::size_t i) const { return *groups_.at(i); }
   const sim::KernelImage& image() const { return groups_.front()->init.image; }
 
-  // Every group's unmet root requests (Explorer::unmet_roots), one group after another.
+  // Every group's unmet root requests (Explorer::unmet_roots), one group after another; only
+  // the empty group's when one ended the search (the others' searches were left unfinished).
   std::string unmet_roots(std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max()) const {
     std::string out;
-    for (const auto& g : groups_) {
-      if (!g->explorer) continue;
+    for (std::size_t k = 0; k < groups_.size(); ++k) {
+      const auto& g = groups_[k];
+      if (!g->explorer || (empty_group_ && *empty_group_ != k)) continue;
       const std::string unmet = g->explorer->unmet_roots(until);
       if (unmet.empty()) continue;
       if (!out.empty()) out += "\n";
@@ -266,6 +277,12 @@ class GroupExplorer {
           timed_out_ = true;
           break;
         }
+        // A group whose enumeration is over without a single graph leaves no combination to
+        // find: the search ends now, whatever the other groups might still yield.
+        if (g->graphs.empty()) {
+          empty_group_ = static_cast<std::size_t>(&g - groups_.data());
+          return finish();
+        }
       }
       if (paused && !timed_out_) {
         // Some group's search for its graph of this level goes on, with twice the work next
@@ -352,6 +369,7 @@ class GroupExplorer {
   std::vector<std::size_t> choice_;  // graph index per group; empty: no combination queued
   bool finished_ = false;
   bool timed_out_ = false;
+  std::optional<std::size_t> empty_group_;
 };
 
 }  // namespace act::select

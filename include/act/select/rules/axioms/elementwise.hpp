@@ -4,6 +4,7 @@
 // commutativity / associativity.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include <fmt/format.h>
@@ -30,6 +31,31 @@ inline bool same_width_unary(const View& v, std::string_view capture, std::strin
   const TensorOp& op = v.op(capture);
   if (op.opcode != hlo::Opcode::BitcastConvert) return true;
   return bit_width(v.ctx.attributes_of(op).dtype) == bit_width(v.type(operand).dtype);
+}
+
+// Whether the operands a and c of concat(f(a, b), f(c, d)) may be joined: not when both are
+// pieces (slices) of different values. Such a join builds a tensor that mixes pieces of two
+// values, which commuted or re-associated operands offer at every split point (2^n mixtures
+// of n pieces).
+inline bool joins_pieces_of_one_value(const TensorGraph& g, Id a, Id c) {
+  constexpr std::size_t kScan = 64;
+  std::array<Id, kScan> sources{};
+  std::size_t n = 0;
+  for (const auto node : g.eclass(a).nodes) {
+    const auto v = g.node(node);
+    if (v.op.kind == NodeKind::Operator && v.op.opcode == hlo::Opcode::Slice && n < kScan) sources[n++] = g.find(v.children[0]);
+  }
+  if (n == 0) return true;
+  bool c_is_piece = false;
+  for (const auto node : g.eclass(c).nodes) {
+    const auto v = g.node(node);
+    if (v.op.kind != NodeKind::Operator || v.op.opcode != hlo::Opcode::Slice) continue;
+    c_is_piece = true;
+    const Id src = g.find(v.children[0]);
+    for (std::size_t k = 0; k < n; ++k)
+      if (sources[k] == src) return true;
+  }
+  return !c_is_piece;
 }
 
 inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
@@ -80,7 +106,11 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
     // rewrites.md SS-1: concat(f(a, b), f(c, d)) → f(concat(a, c), concat(b, d)).
     rules.add(info("concat-of-<op>", f, {Concatenate, f}, {f, Concatenate}, false, "rewrites.md SS-1"),
               fmt::format("(concatenate@outer ({0}@l ?a ?b) ({0}@r ?c ?d))", name_of(f)),
-              [](const View& v) { return v.op("l") == v.op("r"); }, "(@l (@outer ?a ?c) (@outer ?b ?d))");
+              [](const View& v) {
+                return v.op("l") == v.op("r") && joins_pieces_of_one_value(v.g, v.cls("?a"), v.cls("?c")) &&
+                       joins_pieces_of_one_value(v.g, v.cls("?b"), v.cls("?d"));
+              },
+              "(@l (@outer ?a ?c) (@outer ?b ?d))");
 
     // rewrites.md BC-7 (TensorRight broadcast/rule01, 02): f(bc(a), bc(b)) → bc(f(a, b)).
     rules.add(info("<op>-of-broadcasts", f, {f, Broadcast}, {Broadcast, f}, false, "rewrites.md BC-7"),
