@@ -281,21 +281,22 @@ inline Replay cnn_inference_mix(int blocks) {
 }
 
 // The five artifact kernels, their instruction count at N = 4 (isa_facts §3.2; mm128_loadi +
-// broadcast as one) and whether they use the tiles.
+// broadcast as one) and whether they use the tiles and the AVX-512 vectors.
 struct GoldenCase {
   std::string kernel;
   Replay (*build)(int);
   std::size_t instructions_4;
   bool uses_tiles;
+  bool uses_vectors;
 };
 
 inline const std::vector<GoldenCase>& golden_cases() {
   static const std::vector<GoldenCase> cases{
-      {"cnn_inference_amx", cnn_inference_amx, 40, true},
-      {"rnn_inference_amx", rnn_inference_amx, 24, true},
-      {"mem_format_prop_avx", mem_format_prop_avx, 232, false},
-      {"sgemm_avx", sgemm_avx, 238, false},
-      {"cnn_inference_mix", cnn_inference_mix, 40 + 117 - 1, true},
+      {"cnn_inference_amx", cnn_inference_amx, 40, true, false},
+      {"rnn_inference_amx", rnn_inference_amx, 24, true, false},
+      {"mem_format_prop_avx", mem_format_prop_avx, 232, false, true},
+      {"sgemm_avx", sgemm_avx, 238, false, true},
+      {"cnn_inference_mix", cnn_inference_mix, 40 + 117 - 1, true, true},
   };
   return cases;
 }
