@@ -333,6 +333,10 @@ TEST_CASE("soak records which limit ended each compile that found nothing", "[so
   CHECK(r.failures[1].limit == "rewriting: node limit");
   CHECK(r.failures[2].limit == "search exhausted (saturated e-graph)");
   CHECK(r.to_json("qkv", o).find("\"limit\": \"rewriting: node limit\"") != std::string::npos);
+  // Only the saturated one is a proof.
+  CHECK(r.counts.proved_impossible == 1);
+  CHECK(r.counts.to_string().find("not found 2 (proved impossible 1)") != std::string::npos);
+  CHECK(r.to_json("qkv", o).find("\"proved_impossible\": 1") != std::string::npos);
 }
 
 TEST_CASE("a deterministic soak compiles on work limits and calls the clock a safety net", "[soak]") {

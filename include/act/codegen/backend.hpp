@@ -229,7 +229,7 @@ class CandidateStream {
     for (std::size_t g = 0; g < groups.size(); ++g)
       if (!groups.empty_group() || *groups.empty_group() == g)
         for (const auto& report : groups.group(g).reports())
-        if (report.stop_reason == egraph::StopReason::TimeLimit) return true;
+          if (report.stop_reason == egraph::StopReason::TimeLimit) return true;
     return false;
   }
 
