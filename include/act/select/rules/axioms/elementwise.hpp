@@ -38,20 +38,19 @@ inline bool same_width_unary(const View& v, std::string_view capture, std::strin
 // values, which commuted or re-associated operands offer at every split point (2^n mixtures
 // of n pieces).
 inline bool joins_pieces_of_one_value(const TensorGraph& g, Id a, Id c) {
+  using hlo::Opcode;
+  if (!may_hold_operator(g, a, Opcode::Slice) || !may_hold_operator(g, c, Opcode::Slice)) return true;
   constexpr std::size_t kScan = 64;
   std::array<Id, kScan> sources{};
   std::size_t n = 0;
-  for (const auto node : g.eclass(a).nodes) {
-    const auto v = g.node(node);
-    if (v.op.kind == NodeKind::Operator && v.op.opcode == hlo::Opcode::Slice && n < kScan) sources[n++] = g.find(v.children[0]);
-  }
+  for (const auto node : g.eclass(a).nodes)
+    if (is_operator_node(g, node, Opcode::Slice) && n < kScan) sources[n++] = g.find(g.node(node).children[0]);
   if (n == 0) return true;
   bool c_is_piece = false;
   for (const auto node : g.eclass(c).nodes) {
-    const auto v = g.node(node);
-    if (v.op.kind != NodeKind::Operator || v.op.opcode != hlo::Opcode::Slice) continue;
+    if (!is_operator_node(g, node, Opcode::Slice)) continue;
     c_is_piece = true;
-    const Id src = g.find(v.children[0]);
+    const Id src = g.find(g.node(node).children[0]);
     for (std::size_t k = 0; k < n; ++k)
       if (sources[k] == src) return true;
   }

@@ -65,17 +65,6 @@ inline bool whole_rows(const std::vector<hlo::SliceRange>& r, const Dims& d) {
   return true;
 }
 
-inline bool is_operator_node(const TensorGraph& g, Id node, hlo::Opcode code) {
-  const TensorOp& op = g.node(node).op;
-  return op.kind == NodeKind::Operator && op.opcode == code;
-}
-// False when class `cls` holds no node with opcode `code` (the e-graph's per-class kind filter,
-// exact in that direction; valid on a clean e-graph, as during a search). The slice-of-concat
-// conditions check it before scanning the class: in AMX compiles that end without a program
-// those conditions were 8 % of the samples, most of it scanning classes without a concatenate.
-inline bool may_hold_operator(const TensorGraph& g, Id cls, hlo::Opcode code) {
-  return (g.kinds(cls) & TensorGraph::kind_bit(static_cast<std::uint32_t>(code))) != 0;
-}
 // The nodes of a class with opcode `code`, in ascending order. A copy, for right-hand sides
 // (building adds nodes to classes); conditions read the class's nodes in place.
 inline std::vector<Id> operator_nodes(const TensorGraph& g, Id cls, hlo::Opcode code) {
