@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "act/core/error.hpp"
+#include "act/isa/amx.hpp"
+#include "act/isa/gemmini.hpp"
 #include "act/isa/qkv.hpp"
 #include "act/select/init/kernel_graph.hpp"
 #include "act/select/init/output_groups.hpp"
@@ -750,4 +752,23 @@ TEST_CASE("axiom filter: keeps axioms building useful operators, to a fixed poin
       axiom("slice-of-slice", {Opcode::Slice}, {}),                               // unites only: kept
   };
   CHECK(filter_axioms(axioms, isa) == std::vector<std::size_t>{2, 3, 4, 5});
+}
+
+TEST_CASE("axiom filter: a multiply of two data values only where an instruction multiplies two inputs") {
+  // Gemmini multiplies only to scale a load by a constant, AMX multiplies two registers, QKV
+  // never multiplies: the outer product as a multiply is kept on AMX alone.
+  const auto kept = [](const isa::IsaView& view) {
+    const std::string text = describe_rules(view);
+    const std::size_t dropped = text.find("IR->IR axioms dropped by the filter:");
+    const std::size_t at = text.find("  dot-unit-contracting-as-multiply");
+    REQUIRE(at != std::string::npos);
+    return dropped == std::string::npos || at < dropped;
+  };
+  CHECK_FALSE(kept(isa::view<isa::Gemmini>()));
+  CHECK_FALSE(kept(isa::view<isa::Qkv>()));
+  CHECK(kept(isa::view<isa::Amx>()));
+  using rule_set_detail::applies_to_two_inputs;
+  CHECK(applies_to_two_inputs("(add (multiply ?In1 (broadcast ?In2)) ?In3)", "multiply"));
+  CHECK_FALSE(applies_to_two_inputs("(multiply (bitcast-convert :to s8 (reshape ?In1)) (broadcast (constant 1)))", "multiply"));
+  CHECK_FALSE(applies_to_two_inputs("(add ?In1 ?In2)", "multiply"));
 }

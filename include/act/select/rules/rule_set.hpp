@@ -9,6 +9,8 @@
 //           operator at all (it only unites existing classes); its left-hand operators become
 //           useful too (producing them lets the kept axiom fire)
 //   until nothing changes. Axioms building only operators no kept rule can consume are dropped.
+//   An axiom whose result is a binary operator over two data values (AxiomInfo::
+//   binary_root_over_data) is kept only where some pattern applies that operator to two inputs.
 #pragma once
 
 #include <algorithm>
@@ -60,8 +62,43 @@ struct RuleSet {
   std::size_t axiom_count = 0, isa_rule_count = 0, identity_rule_count = 0, constant_rule_count = 0, view_rule_count = 0;
 };
 
+namespace rule_set_detail {
+
+// Whether some `(op a b)` in an IR->ISA pattern's text has an instruction input (?In..) under
+// both operands. For operators written without attributes (the elementwise binaries).
+inline bool applies_to_two_inputs(std::string_view pattern, std::string_view op) {
+  const std::string head = fmt::format("({} ", op);
+  // The end of the s-expression (or atom) starting at `at`.
+  const auto operand_end = [pattern](std::size_t at) {
+    if (at >= pattern.size() || pattern[at] != '(') return pattern.find_first_of(" )", at);
+    int depth = 0;
+    for (std::size_t i = at; i < pattern.size(); ++i) {
+      depth += pattern[i] == '(' ? 1 : pattern[i] == ')' ? -1 : 0;
+      if (depth == 0) return i + 1;
+    }
+    return std::string_view::npos;
+  };
+  for (std::size_t at = pattern.find(head); at != std::string_view::npos; at = pattern.find(head, at + 1)) {
+    const std::size_t a = at + head.size();
+    const std::size_t a_end = operand_end(a);
+    if (a_end == std::string_view::npos || a_end + 1 >= pattern.size()) continue;
+    const std::size_t b_end = operand_end(a_end + 1);
+    if (b_end == std::string_view::npos) continue;
+    const auto has_input = [](std::string_view text) { return text.find("?In") != std::string_view::npos; };
+    if (has_input(pattern.substr(a, a_end - a)) && has_input(pattern.substr(a_end + 1, b_end - a_end - 1))) return true;
+  }
+  return false;
+}
+
+}  // namespace rule_set_detail
+
 // Indices of the axioms the filter keeps (see the header comment), ascending.
 inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axioms, const IsaRuleSet& isa) {
+  const auto binary_over_data_computed = [&isa](hlo::Opcode op) {
+    return std::any_of(isa.infos.begin(), isa.infos.end(), [op](const auto& info) {
+      return rule_set_detail::applies_to_two_inputs(info->pattern_text, hlo::opcode_name(op));
+    });
+  };
   std::vector<hlo::Opcode> useful{hlo::Opcode::Slice, hlo::Opcode::Concatenate};
   for (const auto& info : isa.infos) useful.insert(useful.end(), info->opcodes.begin(), info->opcodes.end());
   auto is_useful = [&](hlo::Opcode o) { return std::find(useful.begin(), useful.end(), o) != useful.end(); };
@@ -72,6 +109,7 @@ inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axio
       if (kept[a]) continue;
       const auto& rhs = axioms[a].rhs_opcodes;
       if (!rhs.empty() && std::none_of(rhs.begin(), rhs.end(), is_useful)) continue;
+      if (axioms[a].binary_root_over_data && !binary_over_data_computed(*axioms[a].binary_root_over_data)) continue;
       kept[a] = true;
       changed = true;
       for (auto o : axioms[a].lhs_opcodes)

@@ -354,9 +354,11 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   // operands' free dims (reshape drops the size-1 contracting dims, order kept). Exact when the
   // operands already have the result type: each output is one product, rounded once either way
   // (0 + p == p, -0 becoming +0 aside). No batch dims.
+  AxiomInfo outer_product = info("dot-unit-contracting-as-multiply", D, {Dot}, {Multiply, Broadcast, Reshape}, false,
+                                 "rewrites.md DOT-11 + DOT-2 (TensorRight dot/rule04)");
+  outer_product.binary_root_over_data = Multiply;
   rules.add(
-      info("dot-unit-contracting-as-multiply", D, {Dot}, {Multiply, Broadcast, Reshape}, false,
-           "rewrites.md DOT-11 + DOT-2 (TensorRight dot/rule04)"),
+      std::move(outer_product),
       dot,
       [](const View& v) {
         const NodeAttributes& dot = v.attr("dot");

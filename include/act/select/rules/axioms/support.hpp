@@ -48,6 +48,11 @@ struct AxiomInfo {
   std::vector<hlo::Opcode> rhs_opcodes;  // operators the right-hand side builds (Constant: a constant)
   bool reassociates = false;             // float results may differ by rounding (DESIGN.md allows it)
   std::string source;                    // where it comes from (rewrites.md id / TensorRight / issue)
+  // The right-hand side's root is this binary operator over two values derived from the match
+  // (not a constant): the filter keeps the axiom only where an instruction applies the operator
+  // to two of its inputs (rule_set.hpp), e.g. no multiply of data by data on Gemmini, whose
+  // only multiplies scale a load by a constant.
+  std::optional<hlo::Opcode> binary_root_over_data;
 };
 
 struct Axiom {
