@@ -10,7 +10,8 @@
 //           useful too (producing them lets the kept axiom fire)
 //   until nothing changes. Axioms building only operators no kept rule can consume are dropped.
 //   An axiom whose result is a binary operator over two data values (AxiomInfo::
-//   binary_root_over_data) is kept only where some pattern applies that operator to two inputs.
+//   binary_root_over_data) is kept only where some instruction applies that operator to two
+//   values that read its inputs.
 #pragma once
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "act/hlo/semantics_outline.hpp"
 #include "act/select/rules/axioms.hpp"
 #include "act/select/rules/constant_rules.hpp"
 #include "act/select/rules/identity_rules.hpp"
@@ -64,40 +66,36 @@ struct RuleSet {
 
 namespace rule_set_detail {
 
-// Whether some `(op a b)` in an IR->ISA pattern's text has an instruction input (?In..) under
-// both operands. For operators written without attributes (the elementwise binaries).
-inline bool applies_to_two_inputs(std::string_view pattern, std::string_view op) {
-  const std::string head = fmt::format("({} ", op);
-  // The end of the s-expression (or atom) starting at `at`.
-  const auto operand_end = [pattern](std::size_t at) {
-    if (at >= pattern.size() || pattern[at] != '(') return pattern.find_first_of(" )", at);
-    int depth = 0;
-    for (std::size_t i = at; i < pattern.size(); ++i) {
-      depth += pattern[i] == '(' ? 1 : pattern[i] == ')' ? -1 : 0;
-      if (depth == 0) return i + 1;
+// The binary operators some instruction applies to two values that both read its inputs (its
+// semantics' parameters): AMX's vmulps multiplies two registers; Gemmini's only multiply scales
+// a load by a count of constant ones, so it is none.
+inline std::vector<hlo::Opcode> binary_operators_over_inputs(const isa::IsaView& isa) {
+  std::vector<hlo::Opcode> out;
+  for (const auto& instruction : isa.instructions) {
+    hlo::SemanticsOutline sem;
+    if (!hlo::outline_semantics(instruction.semantics, sem).ok()) continue;  // validate.hpp reports it
+    std::vector<bool> reads_input(sem.count, false);
+    for (std::size_t i = 0; i < sem.count; ++i) {
+      const hlo::OutlineStatement& st = sem.statements[i];
+      const auto operand_reads_input = [&](std::size_t k) { return st.operands[k] >= 0 && reads_input[static_cast<std::size_t>(st.operands[k])]; };
+      reads_input[i] = st.opcode == hlo::Opcode::Parameter;
+      for (std::size_t k = 0; k < st.operand_count; ++k) reads_input[i] = reads_input[i] || operand_reads_input(k);
+      if (st.operand_count == 2 && operand_reads_input(0) && operand_reads_input(1) &&
+          std::find(out.begin(), out.end(), st.opcode) == out.end())
+        out.push_back(st.opcode);
     }
-    return std::string_view::npos;
-  };
-  for (std::size_t at = pattern.find(head); at != std::string_view::npos; at = pattern.find(head, at + 1)) {
-    const std::size_t a = at + head.size();
-    const std::size_t a_end = operand_end(a);
-    if (a_end == std::string_view::npos || a_end + 1 >= pattern.size()) continue;
-    const std::size_t b_end = operand_end(a_end + 1);
-    if (b_end == std::string_view::npos) continue;
-    const auto has_input = [](std::string_view text) { return text.find("?In") != std::string_view::npos; };
-    if (has_input(pattern.substr(a, a_end - a)) && has_input(pattern.substr(a_end + 1, b_end - a_end - 1))) return true;
   }
-  return false;
+  return out;
 }
 
 }  // namespace rule_set_detail
 
 // Indices of the axioms the filter keeps (see the header comment), ascending.
-inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axioms, const IsaRuleSet& isa) {
-  const auto binary_over_data_computed = [&isa](hlo::Opcode op) {
-    return std::any_of(isa.infos.begin(), isa.infos.end(), [op](const auto& info) {
-      return rule_set_detail::applies_to_two_inputs(info->pattern_text, hlo::opcode_name(op));
-    });
+// `binary_over_inputs`: rule_set_detail::binary_operators_over_inputs of the ISA.
+inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axioms, const IsaRuleSet& isa,
+                                              const std::vector<hlo::Opcode>& binary_over_inputs = {}) {
+  const auto binary_over_data_computed = [&binary_over_inputs](hlo::Opcode op) {
+    return std::find(binary_over_inputs.begin(), binary_over_inputs.end(), op) != binary_over_inputs.end();
   };
   std::vector<hlo::Opcode> useful{hlo::Opcode::Slice, hlo::Opcode::Concatenate};
   for (const auto& info : isa.infos) useful.insert(useful.end(), info->opcodes.begin(), info->opcodes.end());
@@ -132,7 +130,7 @@ inline RuleSet rule_set(SelectionContext& context, bool filter = true, bool view
   for (const auto& a : axioms) infos.push_back(a.info);
   std::vector<std::size_t> keep;
   if (filter) {
-    keep = filter_axioms(infos, set.isa);
+    keep = filter_axioms(infos, set.isa, rule_set_detail::binary_operators_over_inputs(context.isa));
   } else {
     for (std::size_t a = 0; a < axioms.size(); ++a) keep.push_back(a);
   }
