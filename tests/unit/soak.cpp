@@ -654,6 +654,15 @@ TEST_CASE("regression gemmini_transposed_products_prove_none: s8 products of tra
   check_proved_impossible<isa::Gemmini>("gemmini_transposed_products_prove_none", 4'000);
 }
 
+TEST_CASE("regression gemmini_small_egraph_settles: a small e-graph still growing at round 24 gets rounds to saturate",
+          "[soak][regression]") {
+  // Gemmini sound soak, seed 4242, kernel 147: a dot contracting its right operand's dim 1
+  // (Gemmini has no transpose). At 24 rounds the e-graph (5,350 e-nodes) was still growing and
+  // the compile ended "a program may still exist"; with settling rounds it saturates in round 29.
+  const codegen::CompileOutcome outcome = check_proved_impossible<isa::Gemmini>("gemmini_small_egraph_settles", 8'000);
+  CHECK(outcome.statistics.rounds > 24);
+}
+
 TEST_CASE("regression qkv_output_from_spanning_pieces: a program exists, and act compile finds it", "[soak][regression]") {
   // A 128-row output concatenated from 19 row pieces, some spanning two inputs of an inner
   // concatenate. Without slice-of-concat-split such a piece could only be cut from the inner

@@ -11,7 +11,10 @@
 //   until nothing changes. Axioms building only operators no kept rule can consume are dropped.
 //   An axiom whose result is a binary operator over two data values (AxiomInfo::
 //   binary_root_over_data) is kept only where some instruction applies that operator to two
-//   values that read its inputs.
+//   values that read its inputs. An axiom building a dot with a transposed contraction
+//   (AxiomInfo::builds_transposed_contraction) is kept only where some instruction transposes
+//   or contracts non-canonically: on Gemmini, whose matmuls all contract a's last dim with b's
+//   first and which never transposes, transpose-as-dot only grew the e-graph.
 #pragma once
 
 #include <algorithm>
@@ -66,14 +69,22 @@ struct RuleSet {
 
 namespace rule_set_detail {
 
+// Calls `visit(const hlo::SemanticsOutline&)` for each instruction whose semantics outline
+// (validate.hpp reports those that do not).
+template <typename Visit>
+void for_each_outline(const isa::IsaView& isa, Visit visit) {
+  for (const auto& instruction : isa.instructions) {
+    hlo::SemanticsOutline sem;
+    if (hlo::outline_semantics(instruction.semantics, sem).ok()) visit(sem);
+  }
+}
+
 // The binary operators some instruction applies to two values that both read its inputs (its
 // semantics' parameters): AMX's vmulps multiplies two registers; Gemmini's only multiply scales
 // a load by a count of constant ones, so it is none.
 inline std::vector<hlo::Opcode> binary_operators_over_inputs(const isa::IsaView& isa) {
   std::vector<hlo::Opcode> out;
-  for (const auto& instruction : isa.instructions) {
-    hlo::SemanticsOutline sem;
-    if (!hlo::outline_semantics(instruction.semantics, sem).ok()) continue;  // validate.hpp reports it
+  for_each_outline(isa, [&out](const hlo::SemanticsOutline& sem) {
     std::vector<bool> reads_input(sem.count, false);
     for (std::size_t i = 0; i < sem.count; ++i) {
       const hlo::OutlineStatement& st = sem.statements[i];
@@ -84,18 +95,55 @@ inline std::vector<hlo::Opcode> binary_operators_over_inputs(const isa::IsaView&
           std::find(out.begin(), out.end(), st.opcode) == out.end())
         out.push_back(st.opcode);
     }
-  }
+  });
   return out;
+}
+
+// A dot in XLA's canonical form: batch dims leading on both operands, then the lhs's last dim
+// contracted with the rhs's first non-batch dim (what `dot(a, b)` without attributes means).
+inline bool is_canonical_dot(const hlo::SemanticsOutline& sem, const hlo::OutlineStatement& dot) {
+  if (dot.operand_count != 2 || dot.operands[0] < 0) return false;
+  const std::size_t lhs_rank = sem.statements[static_cast<std::size_t>(dot.operands[0])].rank;
+  const auto lhs_batch = dot.attribute("lhs_batch_dims"), rhs_batch = dot.attribute("rhs_batch_dims");
+  const auto lhs_contracting = dot.attribute("lhs_contracting_dims"), rhs_contracting = dot.attribute("rhs_contracting_dims");
+  const std::size_t batch = lhs_batch.size();
+  if (rhs_batch.size() != batch) return false;
+  for (std::size_t k = 0; k < batch; ++k)
+    if (lhs_batch[k] != static_cast<std::int64_t>(k) || rhs_batch[k] != static_cast<std::int64_t>(k)) return false;
+  return lhs_contracting.size() == 1 && rhs_contracting.size() == 1 &&
+         lhs_contracting[0] == static_cast<std::int64_t>(lhs_rank) - 1 && rhs_contracting[0] == static_cast<std::int64_t>(batch);
+}
+
+// Whether some instruction transposes (a transpose statement, any rank) or contracts in a dot
+// that is not canonical: QKV's transpose instructions, AMX's tile layouts; not Gemmini.
+inline bool some_instruction_transposes(const isa::IsaView& isa) {
+  bool transposes = false;
+  for_each_outline(isa, [&transposes](const hlo::SemanticsOutline& sem) {
+    for (std::size_t i = 0; i < sem.count; ++i) {
+      const hlo::OutlineStatement& st = sem.statements[i];
+      if (st.opcode == hlo::Opcode::Transpose || (st.opcode == hlo::Opcode::Dot && !is_canonical_dot(sem, st))) transposes = true;
+    }
+  });
+  return transposes;
 }
 
 }  // namespace rule_set_detail
 
+// What the filter reads from the instructions' semantics beyond their IR->ISA patterns.
+struct InstructionFacts {
+  std::vector<hlo::Opcode> binary_over_inputs;  // rule_set_detail::binary_operators_over_inputs
+  bool transposes = false;                      // rule_set_detail::some_instruction_transposes
+};
+
+inline InstructionFacts instruction_facts(const isa::IsaView& isa) {
+  return {rule_set_detail::binary_operators_over_inputs(isa), rule_set_detail::some_instruction_transposes(isa)};
+}
+
 // Indices of the axioms the filter keeps (see the header comment), ascending.
-// `binary_over_inputs`: rule_set_detail::binary_operators_over_inputs of the ISA.
 inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axioms, const IsaRuleSet& isa,
-                                              const std::vector<hlo::Opcode>& binary_over_inputs = {}) {
-  const auto binary_over_data_computed = [&binary_over_inputs](hlo::Opcode op) {
-    return std::find(binary_over_inputs.begin(), binary_over_inputs.end(), op) != binary_over_inputs.end();
+                                              const InstructionFacts& facts = {}) {
+  const auto binary_over_data_computed = [&facts](hlo::Opcode op) {
+    return std::find(facts.binary_over_inputs.begin(), facts.binary_over_inputs.end(), op) != facts.binary_over_inputs.end();
   };
   std::vector<hlo::Opcode> useful{hlo::Opcode::Slice, hlo::Opcode::Concatenate};
   for (const auto& info : isa.infos) useful.insert(useful.end(), info->opcodes.begin(), info->opcodes.end());
@@ -108,6 +156,7 @@ inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axio
       const auto& rhs = axioms[a].rhs_opcodes;
       if (!rhs.empty() && std::none_of(rhs.begin(), rhs.end(), is_useful)) continue;
       if (axioms[a].binary_root_over_data && !binary_over_data_computed(*axioms[a].binary_root_over_data)) continue;
+      if (axioms[a].builds_transposed_contraction && !facts.transposes) continue;
       kept[a] = true;
       changed = true;
       for (auto o : axioms[a].lhs_opcodes)
@@ -130,7 +179,7 @@ inline RuleSet rule_set(SelectionContext& context, bool filter = true, bool view
   for (const auto& a : axioms) infos.push_back(a.info);
   std::vector<std::size_t> keep;
   if (filter) {
-    keep = filter_axioms(infos, set.isa, rule_set_detail::binary_operators_over_inputs(context.isa));
+    keep = filter_axioms(infos, set.isa, instruction_facts(context.isa));
   } else {
     for (std::size_t a = 0; a < axioms.size(); ++a) keep.push_back(a);
   }

@@ -49,6 +49,13 @@ struct ExplorerOptions {
   // rewriting, is what a round's cost is mostly made of).
   std::size_t longer_rounds_from = 9;
   std::size_t max_rounds = 24;
+  // Past max_rounds, rounds go on while the e-graph still grows but stays small (at most
+  // settling_nodes e-nodes), up to settling_rounds more: a small e-graph still growing at round
+  // 24 is mostly one about to saturate, and a saturated one proves that no program exists
+  // (Gemmini sound soak, 200 kernels, seed 4242: 159 proofs, 100 before; docs/soak.md). A
+  // large one is left alone: more rounds there cost seconds and end at the node limit (AMX).
+  std::size_t settling_nodes = 24576;
+  std::size_t settling_rounds = 24;
   std::size_t max_budget = 1 << 12;    // cap on Γ(k)
   std::size_t graphs_per_round = 32;   // while the e-graph grows (0: no cap); see next()
   ExtractorOptions extractor;          // max_size is set by the explorer each round
@@ -113,7 +120,7 @@ class Explorer {
             timed_out_ = true;
             return finish();
           }
-          if (round_ >= options_.max_rounds) return finish();
+          if (past_round_limit()) return finish();
           start_round();
           continue;
         }
@@ -126,7 +133,7 @@ class Explorer {
         timed_out_ = true;
         return finish();
       }
-      if (round_ >= options_.max_rounds) return finish();
+      if (past_round_limit()) return finish();
       if (!growing_ && budget_ >= options_.max_budget) return finish();
       if (extraction_slice > 0 && rewrote && seen_.size() == 0) {
         paused_ = true;
@@ -306,6 +313,14 @@ class Explorer {
         for (std::size_t o : x.operands)
           if (writes_in_place[o]) return true;
     return false;
+  }
+
+  // Out of rounds: past max_rounds, unless the e-graph is settling (see ExplorerOptions).
+  bool past_round_limit() const {
+    if (round_ < options_.max_rounds) return false;
+    const bool settling = growing_ && round_ < options_.max_rounds + options_.settling_rounds &&
+                          graph_.num_nodes() <= options_.settling_nodes;
+    return !settling;
   }
 
   std::optional<PiiGraph> finish() {

@@ -447,8 +447,11 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
       });
 
   // transpose<{1,0}>(x:[n,m]) → dot(I[m,m], x) contracting I's dim 1 with x's dim 1.
+  AxiomInfo transpose_as_dot = info("transpose-as-dot", R, {Transpose}, {Dot, Constant}, false,
+                                    "issue 3: transpose as a dot with the identity");
+  transpose_as_dot.builds_transposed_contraction = true;
   rules.add(
-      info("transpose-as-dot", R, {Transpose}, {Dot, Constant}, false, "issue 3: transpose as a dot with the identity"),
+      std::move(transpose_as_dot),
       "(transpose@outer ?x)",
       [dot_types](const View& v) {
         const Shape& x = v.type("?x");

@@ -53,6 +53,11 @@ struct AxiomInfo {
   // to two of its inputs (rule_set.hpp), e.g. no multiply of data by data on Gemmini, whose
   // only multiplies scale a load by a constant.
   std::optional<hlo::Opcode> binary_root_over_data;
+  // The right-hand side holds a dot that contracts an operand's dim other than the canonical one
+  // (x's dim 1 in transpose-as-dot): the filter keeps the axiom only where some instruction
+  // transposes or contracts non-canonically (rule_set.hpp). Where none does, nothing consumes
+  // that dot but rules that turn it back into the transpose it came from.
+  bool builds_transposed_contraction = false;
 };
 
 struct Axiom {
