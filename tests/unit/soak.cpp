@@ -18,6 +18,7 @@
 #include "act/hlo/printer.hpp"
 #include "act/isa/amx.hpp"
 #include "act/isa/gemmini.hpp"
+#include "act/isa/gemmini_plus.hpp"
 #include "act/isa/qkv.hpp"
 #include "act/sim/kernel_image.hpp"
 #include "act/sim/verify.hpp"
@@ -760,6 +761,14 @@ TEST_CASE("regressions qkv_partial_loads_into_concat, gemmini_mixed_stores_rewri
   // The Gemmini kernel compiles now too (tests/cli: compile_gemmini_mixed_stores).
   check_known_program("qkv_partial_loads_into_concat", kQkv, 31337, 18);
   check_known_program("gemmini_mixed_stores_rewriting_limit", kGemmini, 20261123, 18);
+}
+
+TEST_CASE("regression gemmini_plus_window_across_inputs: one loop_ws whose A spans two inputs computes the kernel",
+          "[soak][regression]") {
+  // Complete-mode soak kernel 4 of gemmini_plus, seed 4242: A is in0's rows 21-31 and in1's
+  // rows 0-4, adjacent in the HBM image, and loop_ws reads them as one window. act does not
+  // find this program yet (isa_gemmini.cpp, [!mayfail]): its rules see inputs, not the image.
+  check_known_program("gemmini_plus_window_across_inputs", isa::view<isa::GemminiPlus>(), 4242, 1);
 }
 
 TEST_CASE("regression qkv_partial_loads_into_concat: act compile finds a program without partial loads",
