@@ -69,8 +69,8 @@ struct RuleSet {
 
 namespace rule_set_detail {
 
-// Calls `visit(const hlo::SemanticsOutline&)` for each instruction whose semantics outline
-// (validate.hpp reports those that do not).
+// Calls `visit(const hlo::SemanticsOutline&)` for each instruction whose semantics parse into
+// an outline (validate.hpp reports those that do not).
 template <typename Visit>
 void for_each_outline(const isa::IsaView& isa, Visit visit) {
   for (const auto& instruction : isa.instructions) {
