@@ -520,16 +520,26 @@ TEST_CASE("gemmini_hw: the tiled matmul as macros verifies, and so does its expa
 
 // ---- Gemmini+ -------------------------------------------------------------------------------------
 
-TEST_CASE("gemmini_plus: a loop_ws operand spanning two adjacent inputs (known gap)", "[isa][gemmini_plus][!mayfail]") {
-  // tests/regressions/gemmini_plus_window_across_inputs: one loop_ws computes it (soak.cpp
-  // verifies that program), reading A across the boundary of in0 and in1 in the HBM image.
-  // act's e-graph has each input as its own HBM leaf, nothing that joins adjacent inputs into
-  // one window, so the e-graph saturates without a pii graph (the kind of the 122 "not found" of
-  // 1000 complete-mode gemmini_plus kernels, seed 4242). Expected to fail until that is modelled.
-  const hlo::Module kernel =
+TEST_CASE("gemmini_plus: loop_ws operands that span adjacent inputs, and an output from two loop_ws", "[isa][gemmini_plus]") {
+  // tests/regressions/gemmini_plus_window_across_inputs: A is in0's last 11 rows and in1's
+  // first 5, adjacent in the HBM image; one loop_ws reads them as one window (concat^H of two
+  // inputs' byte slices, through the concat-of-flat-reshapes axiom).
+  const hlo::Module window =
       testing::load_kernel(std::string(ACT_SOURCE_DIR) + "/tests/regressions/gemmini_plus_window_across_inputs.hlo");
-  const auto compiled = testing::compile_and_verify<isa::GemminiPlus>(kernel);
-  ACT_CHECK_VERIFIED(compiled);
+  const auto one = testing::compile_and_verify<isa::GemminiPlus>(window);
+  ACT_REQUIRE_VERIFIED(one);
+  CHECK(one.size() == 1);
+  CHECK(one.count("loop_ws") == 1);
+  // tests/regressions/gemmini_plus_output_from_two_loop_ws: a 32-row output concatenated from
+  // two 16-row loop_ws results, one of whose B windows spans three inputs (in0's tail, all of
+  // in1, in2's head). Module 1 offers the output as its row pieces; before, it was offered
+  // whole, which no instruction writes, and act reported "no program".
+  const hlo::Module halves =
+      testing::load_kernel(std::string(ACT_SOURCE_DIR) + "/tests/regressions/gemmini_plus_output_from_two_loop_ws.hlo");
+  const auto two = testing::compile_and_verify<isa::GemminiPlus>(halves);
+  ACT_REQUIRE_VERIFIED(two);
+  CHECK(two.size() == 2);
+  CHECK(two.count("loop_ws") == 2);
 }
 
 TEST_CASE("gemmini_plus: loop_ws compiles the 64x64x64 GEMM and costs less than RISC code", "[isa][gemmini_plus]") {

@@ -314,6 +314,15 @@ std::map<std::string, Generator> generators() {
   m["concat-drop-empty-left"] = [with_empty](Instance& s, const AxiomInfo&) { with_empty(s, false); };
   m["concat-of-concat-left"] = [nested_concat](Instance& s, const AxiomInfo&) { nested_concat(s, true); };
   m["concat-of-concat-right"] = [nested_concat](Instance& s, const AxiomInfo&) { nested_concat(s, false); };
+  // Two flat vectors (e.g. byte slices of two inputs) reshaped to rows and joined by rows, or
+  // along dim 1 of a [1, n, w] view (only size-1 dims before the concatenated one).
+  m["concat-of-flat-reshapes"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.dtype();
+    const std::int64_t w = s.pick(1, 4), ra = s.pick(1, 3), rb = s.pick(1, 3);
+    const Id x = s.leaf(t, {ra * w}), y = s.leaf(t, {rb * w});
+    if (s.coin()) s.concat({s.reshape(x, {ra, w}), s.reshape(y, {rb, w})}, 0);
+    else s.concat({s.reshape(x, {1, ra, w}), s.reshape(y, {1, rb, w})}, 1);
+  };
   m["slice-of-transpose"] = [](Instance& s, const AxiomInfo&) {
     const Id t = s.transpose(s.leaf(s.dtype(), s.dims(3, 1, 5)), s.permutation(3));
     s.slice(t, s.ranges(s.type(t).dims));
@@ -993,6 +1002,16 @@ TEST_CASE("ir axioms: near misses are not rewritten", "[select][axioms]") {
   };
   CHECK_FALSE(rewrites("concat-of-adjacent-slices", adjacent(1)));
   CHECK(rewrites("concat-of-adjacent-slices", adjacent(0)));
+
+  // Joining [2, 3] views along dim 1 interleaves their rows: no flat concatenation.
+  const auto flat_rows = [](std::int64_t dim) {
+    return [dim](Instance& s) {
+      const Id x = s.leaf(DType::s8, {6}), y = s.leaf(DType::s8, {6});
+      s.concat({s.reshape(x, {2, 3}), s.reshape(y, {2, 3})}, dim);
+    };
+  };
+  CHECK_FALSE(rewrites("concat-of-flat-reshapes", flat_rows(1)));
+  CHECK(rewrites("concat-of-flat-reshapes", flat_rows(0)));
 }
 
 TEST_CASE("slicing axioms: the conditions' spanned-operand count agrees with the list the rules build", "[select][axioms]") {

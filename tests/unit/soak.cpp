@@ -644,15 +644,18 @@ TEST_CASE("regression amx_sum_of_transposes_saturates: sums of a transpose satur
   check_proved_impossible<isa::Amx>("amx_sum_of_transposes_saturates", 10'000);
 }
 
-TEST_CASE("regression gemmini_transposed_products_prove_none: s8 products of transposed operands are proved impossible",
+TEST_CASE("regression gemmini_transposed_products_prove_none: s8 products of transposed operands, a program on the retry",
           "[soak][regression]") {
   // Gemmini sound soak, seed 4242, kernel 87: s8 dots whose right operands are transposed.
-  // Gemmini has no transpose, and its only multiply scales a load by a constant, yet
   // dot-unit-contracting-as-multiply turned every dot with a one-wide contraction into a
-  // multiply of two broadcasts, and the e-graph reached the iteration limit (0.8 s). The filter
-  // now drops that axiom where no instruction multiplies two inputs: saturated, about 2,600
-  // e-nodes in 0.2 s.
-  check_proved_impossible<isa::Gemmini>("gemmini_transposed_products_prove_none", 4'000);
+  // multiply of two broadcasts that no Gemmini instruction reads, and the e-graph reached the
+  // iteration limit (0.8 s); the filter drops that axiom where no instruction multiplies two
+  // inputs, and the first e-graph saturates at about 2,600 e-nodes. That saturation was taken
+  // as a proof, but a program exists: the first output concatenates two copies of 8 rows, and
+  // the retry that offers it as its row pieces (row_concat_bytes) finds 199 instructions.
+  const codegen::CompileOutcome outcome =
+      check_compiles<isa::Gemmini>("gemmini_transposed_products_prove_none", 60.0, 87);
+  CHECK(outcome.statistics.split_retries == 1);
 }
 
 TEST_CASE("regression gemmini_small_egraph_settles: a small e-graph still growing at round 24 gets rounds to saturate",
@@ -763,12 +766,13 @@ TEST_CASE("regressions qkv_partial_loads_into_concat, gemmini_mixed_stores_rewri
   check_known_program("gemmini_mixed_stores_rewriting_limit", kGemmini, 20261123, 18);
 }
 
-TEST_CASE("regression gemmini_plus_window_across_inputs: one loop_ws whose A spans two inputs computes the kernel",
+TEST_CASE("regressions gemmini_plus_window_across_inputs, gemmini_plus_output_from_two_loop_ws: the lifted programs hold",
           "[soak][regression]") {
-  // Complete-mode soak kernel 4 of gemmini_plus, seed 4242: A is in0's rows 21-31 and in1's
-  // rows 0-4, adjacent in the HBM image, and loop_ws reads them as one window. act does not
-  // find this program yet (isa_gemmini.cpp, [!mayfail]): its rules see inputs, not the image.
+  // Complete-mode soak kernels 4 and 119 of gemmini_plus, seed 4242: loop_ws operands read as
+  // one window across adjacent inputs of the HBM image, and (119) an output written by two
+  // loop_ws. act compiles both (isa_gemmini.cpp).
   check_known_program("gemmini_plus_window_across_inputs", isa::view<isa::GemminiPlus>(), 4242, 1);
+  check_known_program("gemmini_plus_output_from_two_loop_ws", isa::view<isa::GemminiPlus>(), 4242, 2);
 }
 
 TEST_CASE("regression qkv_partial_loads_into_concat: act compile finds a program without partial loads",

@@ -47,6 +47,7 @@ struct InitialGraph {
   std::int64_t smallest_output_piece = 0;  // bytes of the smallest byte piece of an output (0: none split)
   sim::KernelImage image;           // the whole HBM placement (phase 2 needs it)
   bool reorders_bytes = false;      // some input or output is tiled or not row-major
+  bool output_pieces_deferred = false;  // an output's row-concat pieces wait for a retry
 };
 
 // Whether `s` (or a tuple element) is laid out other than row-major untiled.
@@ -76,6 +77,41 @@ namespace init_detail {
 [[noreturn]] inline void unsupported(const hlo::Instruction& inst, const std::string& why) {
   throw Error(ErrorKind::Unsupported, fmt::format("instruction selection: {} '{}' {}", hlo::opcode_name(inst.opcode), inst.name, why),
               inst.location);
+}
+
+// Whether `inst` is a concatenate whose row-major bytes are its operands' in turn (only
+// size-1 dims before the joined one).
+inline bool joins_bytes(const hlo::Instruction& inst) {
+  if (inst.opcode != hlo::Opcode::Concatenate || inst.dimensions.size() != 1) return false;
+  const auto d = static_cast<std::size_t>(inst.dimensions[0]);
+  for (std::size_t k = 0; k < d && k < inst.shape.dims.size(); ++k)
+    if (inst.shape.dims[k] != 1) return false;
+  return true;
+}
+
+// The bytes of the row-major value of `inst` as the concatenation of its operands' bytes, when
+// `inst` is a concatenate along a dim with only size-1 dims before it (then its bytes are each
+// operand's in turn); operands that are such concatenates themselves are cut the same way.
+// Returns kNoId when `inst` is no such concatenate. An output assembled from the results of
+// several instructions (two loop_ws writing a 32-row output's halves) is then written piece by
+// piece, concat^H in HBM placing the pieces, where no axiom cuts the output's bytes at the rows
+// the kernel joins (row-unit ISAs split an output only on a retry, see add_kernel).
+inline Id row_concat_bytes(TensorBuilder& b, const hlo::Computation& entry, const std::vector<Id>& value, int index,
+                           int depth = 0) {
+  const hlo::Instruction& inst = entry.instructions[static_cast<std::size_t>(index)];
+  if (!joins_bytes(inst) || depth > 4) return egraph::kNoId;
+  std::vector<Id> pieces;
+  for (int o : inst.operands) {
+    const hlo::Instruction& operand = entry.instructions[static_cast<std::size_t>(o)];
+    if (Shape(operand.shape.dtype, operand.shape.dims).element_count() == 0) continue;
+    Id bytes = row_concat_bytes(b, entry, value, o, depth + 1);
+    if (bytes == egraph::kNoId) bytes = write_array(b, value[static_cast<std::size_t>(o)], Shape(operand.shape.dtype, operand.shape.dims));
+    pieces.push_back(bytes);
+  }
+  if (pieces.size() < 2) return egraph::kNoId;
+  Id acc = pieces[0];
+  for (std::size_t k = 1; k < pieces.size(); ++k) acc = b.concat({acc, pieces[k]}, 0);
+  return acc;
 }
 
 }  // namespace init_detail
@@ -257,6 +293,20 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     if (!reorders_bytes(shape)) init_detail::add_output_overlays(b, result.roots[k], Shape(shape.dtype, shape.dims));
   }
   const bool split_first = result.reorders_bytes || has_tile_unit(context.isa);
+  // An output joined from several operands is also offered piece by piece (row_concat_bytes),
+  // on tile-unit ISAs at once and on row-unit ISAs only on a retry, like the split above: on
+  // QKV the pieces reorder extraction and the first candidates got dearer.
+  for (std::size_t k = 0; k < result.roots.size(); ++k) {
+    if (reorders_bytes(result.image.outputs[result.outputs[k]].shape)) continue;
+    const int producer = root.opcode == Opcode::Tuple ? root.operands[result.outputs[k]] : entry.root;
+    const hlo::Instruction& inst = entry.instructions[static_cast<std::size_t>(producer)];
+    if (!(split_first || deeper_split > 0)) {
+      if (init_detail::joins_bytes(inst)) result.output_pieces_deferred = true;
+      continue;
+    }
+    const Id pieces = init_detail::row_concat_bytes(b, entry, value, producer);
+    if (pieces != egraph::kNoId) b.g.unite(result.roots[k], pieces);
+  }
   if (split_first || deeper_split > 0)
     for (std::size_t k = 0; k < result.roots.size(); ++k) {
       const std::size_t r = result.outputs[k];

@@ -214,8 +214,10 @@ class GroupExplorer {
       // that comes closest to writing it misses on a size constraint, and deeper on the next
       // while pieces can be halved (store_rm writes at most 128 of QKV's 64-wide rows, and
       // holding 128 rows leaves no room for gemm's operands).
+      // The same first retry offers an output joined by a concatenate piece by piece (two
+      // loop_ws writing a 32-row output's halves), whatever the store missed on.
       if (g.init.smallest_output_piece == 0) {
-        if (!g.explorer->unmet_root_exceeds_a_store()) return graph;
+        if (!g.explorer->unmet_root_exceeds_a_store() && !g.init.output_pieces_deferred) return graph;
         g.split_on_retry = true;
       } else if (g.init.smallest_output_piece < 32 || (!g.split_on_retry && !g.explorer->unmet_byte_view_of_producible_value()))
         return graph;

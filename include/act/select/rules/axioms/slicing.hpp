@@ -304,6 +304,29 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
               return b.concat({v.cls("?c"), v.cls("?a"), v.cls("?b")}, v.attr("outer").dimensions[0]);
             });
 
+  // Row-major concatenation along a dim with only size-1 dims before it lays x's bytes, then
+  // y's: concat(reshape(x), reshape(y)) → reshape(concat(x, y)) for flat x, y. It names the
+  // window that straddles two adjacent kernel inputs in the HBM image (the last rows of in0 and
+  // the first of in1), which an instruction reading one contiguous HBM operand can then take
+  // through concat^H (gemmini_plus loop_ws, tests/regressions/gemmini_plus_window_across_inputs).
+  rules.add(
+      info("concat-of-flat-reshapes", S, {Concatenate, Reshape}, {Reshape, Concatenate}, "act (HBM image windows)"),
+      "(concatenate@outer (reshape ?x) (reshape ?y))",
+      [](const View& v) {
+        const Shape& x = v.type("?x");
+        const Shape& y = v.type("?y");
+        if (x.dims.size() != 1 || y.dims.size() != 1 || x.dtype != y.dtype) return false;
+        // One value twice has no adjacent copy in the image: thousands of pii graphs that no
+        // allocation can place (concat(p0, p0) on Gemmini).
+        if (v.cls("?x") == v.cls("?y")) return false;
+        const Dims& out = v.root_type().dims;
+        const auto d = static_cast<std::size_t>(v.attr("outer").dimensions[0]);
+        for (std::size_t k = 0; k < d; ++k)
+          if (out[k] != 1) return false;
+        return true;
+      },
+      [](const View& v, Build& b) { return b.reshape(b.concat({v.cls("?x"), v.cls("?y")}, 0), v.root_type().dims); });
+
   // rewrites.md SH-1: slice(transpose<p>(x)) → transpose<p>(slice(x)).
   rules.add(info("slice-of-transpose", S, {Slice, Transpose}, {Transpose, Slice}, "rewrites.md SH-1"),
             "(slice@outer (transpose@inner ?x))", [](const View& v, Build& b) {
