@@ -621,6 +621,43 @@ ENTRY main {
   require_verifies(kernel, ctx.isa, *r.program);
 }
 
+TEST_CASE("a store whose window the output keeps only part of may be written over by a later store") {
+  // out = concatenate(a, b[16:32]): b is stored whole at output row 16, its rows 0-15 then
+  // written over by a's store to rows 0-31. The two stores' windows overlap in output rows
+  // 16-31, which only b's dead rows occupy (values.hpp, needed parts), so the edge between
+  // them is ordered (schedule.hpp): b's store must come first, whatever order esun picks.
+  const hlo::Module kernel = kernel_over_ab(
+      "%s = bf16[16,64] slice(%b), slice={[16:32], [0:64]}\n  ROOT %out = bf16[48,64] concatenate(%a, %s), dimensions={0}");
+  std::vector<PiiNode> n = loaded_a_and_b();
+  n.push_back(pii(kStoreRm, {32}, kD0, bytes(4096), {2}));                          // 4 a, whole
+  n.push_back(pii(kStoreRm, {32}, kD0, bytes(4096), {3}));                          // 5 b, whole
+  n.push_back(slice_h(kD0, {hlo::SliceRange{2048, 4096, 1}}, bytes(2048), 5));      // 6 b's rows 16:32
+  n.push_back(concat_h(kD0, 0, bytes(6144), {4, 6}));                               // 7 the output
+  const select::PiiGraph g(std::move(n), {7});
+  const auto ctx = qkv_context();
+  const alloc::GraphValues v = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
+  std::size_t partial = 0;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (v.partly_needed(i)) {
+      ++partial;
+      CHECK(v.needed_begin[i][0] == 2048);
+      CHECK(v.needed_length[i][0] == 2048);
+    }
+  CHECK(partial == 1);  // b's store: only its last 16 rows are read
+  const auto r = alloc::allocate(g, ctx.isa, ctx.constants, sim::kernel_image(kernel));
+  INFO(r.message);
+  REQUIRE(r.program);
+  REQUIRE(r.program->instructions.size() == 4);
+  require_verifies(kernel, ctx.isa, *r.program);
+  // The stores, in program order: b's (to output row 16) before a's (to output row 0).
+  const std::string text = sim::print_program(*r.program, ctx.isa);
+  INFO(text);
+  const auto b_store = text.find("addr_out = 10240)"), a_store = text.find("addr_out = 8192)");
+  REQUIRE(b_store != std::string::npos);
+  REQUIRE(a_store != std::string::npos);
+  CHECK(b_store < a_store);
+}
+
 TEST_CASE("an instruction reading more of a buffer at once than it holds has no allocation, whatever the schedule") {
   // The add reads two rows of 'r'; with room for one row no schedule helps. (A slice^H operand
   // counting the whole value it views is checked through the greedy graph, select_extract.cpp.)

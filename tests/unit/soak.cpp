@@ -766,13 +766,18 @@ TEST_CASE("regressions qkv_partial_loads_into_concat, gemmini_mixed_stores_rewri
   check_known_program("gemmini_mixed_stores_rewriting_limit", kGemmini, 20261123, 18);
 }
 
-TEST_CASE("regressions gemmini_plus_window_across_inputs, gemmini_plus_output_from_two_loop_ws: the lifted programs hold",
+TEST_CASE("regressions gemmini_plus_window_across_inputs, _output_from_two_loop_ws, _output_overwritten_rows, _output_pieces_greedy: the lifted programs hold",
           "[soak][regression]") {
   // Complete-mode soak kernels 4 and 119 of gemmini_plus, seed 4242: loop_ws operands read as
   // one window across adjacent inputs of the HBM image, and (119) an output written by two
   // loop_ws. act compiles both (isa_gemmini.cpp).
   check_known_program("gemmini_plus_window_across_inputs", isa::view<isa::GemminiPlus>(), 4242, 1);
   check_known_program("gemmini_plus_output_from_two_loop_ws", isa::view<isa::GemminiPlus>(), 4242, 2);
+  // Kernel 465: three loop_ws, the later ones writing over rows of the earlier results that the
+  // output does not keep (isa_gemmini.cpp compiles it).
+  check_known_program("gemmini_plus_output_overwritten_rows", isa::view<isa::GemminiPlus>(), 4242, 3);
+  // Kernel 716: four loop_ws, output pieces and input windows no instruction writes alone.
+  check_known_program("gemmini_plus_output_pieces_greedy", isa::view<isa::GemminiPlus>(), 4242, 4);
 }
 
 TEST_CASE("regression qkv_partial_loads_into_concat: act compile finds a program without partial loads",

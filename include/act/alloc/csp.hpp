@@ -19,7 +19,10 @@
 //         each operand at its byte offset; an operand's footprint (values.hpp) is what bounds and
 //         CSP4 see, its whole window must still lie in the buffer.
 //   CSP4  every interfering pair of storage values (schedule.hpp) is separated along at least
-//         one access dimension: a.start[d] + a.len[d] <= b.start[d] or the converse.
+//         one access dimension: a.start[d] + a.len[d] <= b.start[d] or the converse. For an
+//         edge (a, b), a's extent is its needed part (values.hpp), b's its footprint: b's
+//         window misses what a still needs (the same as footprints, unless the edge is
+//         ordered: a written first, part of its window already dead).
 // Solving: first a constructive assignment (weighted union-find over the equalities of CSP1-3
 // and the identity instructions, solved for addresses of the form `beta + c`, then first-fit of
 // each free class in schedule order, and again most constrained first when that fails) checked
@@ -253,10 +256,13 @@ class OffsetUnionFind {
   std::vector<std::optional<std::int64_t>> pin_;
 };
 
-inline bool separated(const std::vector<std::int64_t>& sa, const std::vector<std::int64_t>& la,
-                      const std::vector<std::int64_t>& sb, const std::vector<std::int64_t>& lb) {
-  for (std::size_t d = 0; d < sa.size(); ++d)
-    if (sa[d] + la[d] <= sb[d] || sb[d] + lb[d] <= sa[d]) return true;
+// CSP4 for the interference edge (a, b) at starts sa, sb: b's window misses a's needed part.
+inline bool edge_separated(const GraphValues& v, std::size_t a, const std::vector<std::int64_t>& sa, std::size_t b,
+                           const std::vector<std::int64_t>& sb) {
+  for (std::size_t d = 0; d < sa.size(); ++d) {
+    const std::int64_t needed = sa[d] + v.needed_begin[a][d];
+    if (needed + v.needed_length[a][d] <= sb[d] || sb[d] + v.footprint[b][d] <= needed) return true;
+  }
   return false;
 }
 
@@ -351,7 +357,7 @@ inline std::optional<std::string> check_assignment(const GraphValues& v, const I
     }
   }
   for (const auto& [p, q] : interference)
-    if (!csp_detail::separated(a.start[p], v.footprint[p], a.start[q], v.footprint[q]))
+    if (!csp_detail::edge_separated(v, p, a.start[p], q, a.start[q]))
       return fmt::format("%{} and %{} are live together but overlap", p, q);
   return std::nullopt;
 }
@@ -463,7 +469,8 @@ inline std::optional<CspResult> forced_conflict(const GraphValues& v, const Inte
     for (std::size_t d = 0; d < v.length[a].size() && overlap; ++d) {
       auto [ra, oa] = q.uf.find(q.coord[a][d]);
       auto [rb, ob] = q.uf.find(q.coord[b][d]);
-      const std::int64_t fa = v.footprint[a][d], fb = v.footprint[b][d];
+      oa += v.needed_begin[a][d];  // a's needed part against b's window (CSP4)
+      const std::int64_t fa = v.needed_length[a][d], fb = v.footprint[b][d];
       if (ra == rb) {  // start(b) - start(a) is fixed
         const std::int64_t gap = ob - oa;
         overlap = gap < fa && -gap < fb;
@@ -516,10 +523,14 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
       m.push_back(Member{i, d, off});
     }
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::vector<std::size_t>> neighbours(n);
+  struct Neighbour {
+    std::size_t node;
+    bool first;  // the neighbour is the edge's first node (its needed part against our window)
+  };
+  std::vector<std::vector<Neighbour>> neighbours(n);
   for (const auto& [p, q] : interference) {
-    neighbours[p].push_back(q);
-    neighbours[q].push_back(p);
+    neighbours[p].push_back({q, false});
+    neighbours[q].push_back({p, true});
   }
   // The start of node i, if every class it depends on is known (`trial` stands for class c).
   auto start_of = [&](std::size_t i, std::size_t c, std::int64_t trial) -> std::optional<std::vector<std::int64_t>> {
@@ -556,10 +567,14 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
           if (!v.storage[m.node]) continue;
           const auto s = start_of(m.node, c, x);
           if (!s) continue;
-          for (std::size_t w : neighbours[m.node]) {
+          for (const auto [w, w_first] : neighbours[m.node]) {
             const auto sw = start_of(w, c, x);
-            if (!sw || csp_detail::separated(*s, v.footprint[m.node], *sw, v.footprint[w])) continue;
-            jump = (*sw)[m.dim] + v.footprint[w][m.dim] - m.offset;
+            if (!sw) continue;
+            if (w_first ? csp_detail::edge_separated(v, w, *sw, m.node, *s) : csp_detail::edge_separated(v, m.node, *s, w, *sw))
+              continue;
+            // Past the end of w's extent in this edge, less where our own extent starts.
+            jump = w_first ? (*sw)[m.dim] + v.needed_begin[w][m.dim] + v.needed_length[w][m.dim] - m.offset
+                           : (*sw)[m.dim] + v.footprint[w][m.dim] - v.needed_begin[m.node][m.dim] - m.offset;
             break;
           }
           if (jump) break;
@@ -740,9 +755,11 @@ class CspSolver {
     }
     for (const auto& [a, b] : interference) {
       z3::expr any = context().bool_val(false);
-      for (std::size_t d = 0; d < v.length[a].size(); ++d)
-        any = any || (e.start[a][d] + num(v.footprint[a][d]) <= e.start[b][d]) ||
-              (e.start[b][d] + num(v.footprint[b][d]) <= e.start[a][d]);
+      for (std::size_t d = 0; d < v.length[a].size(); ++d) {
+        // a's needed part, b's window (no `+ 0` term: a reused context answers the same terms alike)
+        const z3::expr needed = v.needed_begin[a][d] ? e.start[a][d] + num(v.needed_begin[a][d]) : e.start[a][d];
+        any = any || (needed + num(v.needed_length[a][d]) <= e.start[b][d]) || (e.start[b][d] + num(v.footprint[b][d]) <= needed);
+      }
       e.disjoint.push_back(any);
     }
     return e;

@@ -20,6 +20,11 @@
 //   one buffer interfere when their intervals intersect; two leaves never do (their places are
 //   fixed by the kernel image), nor do two windows of one overlay^H (values.hpp). So an
 //   instruction may overwrite an operand it reads last.
+// An interference edge (a, b) asks that b's window miss a's needed part (csp.hpp CSP4): when
+//   either has a needed part smaller than its window (values.hpp), a is the one written first
+//   (the later write must not touch what the earlier value still needs; the earlier write
+//   happened before b existed), and the edge is ordered so; otherwise a < b. Such an edge is
+//   forced only when no order writes b first, and a failed one is repaired by writing b first.
 #pragma once
 
 #include <algorithm>
@@ -163,11 +168,18 @@ inline InterferenceGraph interference_graph(const GraphValues& v, const Schedule
       if (!v.storage[b] || v.node(a).buffer != v.node(b).buffer) continue;
       if (v.node(a).is_leaf() && v.node(b).is_leaf()) continue;
       if (v.overlay[a] >= 0 && v.overlay[a] == v.overlay[b]) continue;  // disjoint written bytes
-      if (live[a].begin <= live[b].end && live[b].begin <= live[a].end) g.emplace_back(a, b);
+      if (live[a].begin > live[b].end || live[b].begin > live[a].end) continue;
+      const bool b_first = (v.partly_needed(a) || v.partly_needed(b)) && live[b].begin < live[a].begin;
+      if (b_first) g.emplace_back(b, a);
+      else g.emplace_back(a, b);
     }
   }
+  std::sort(g.begin(), g.end());
   return g;
 }
+
+// Whether the interference edge (a, b) depends on which of the two is written first.
+inline bool ordered_edge(const GraphValues& v, NodeIndex a, NodeIndex b) { return v.partly_needed(a) || v.partly_needed(b); }
 
 // True when `bigger` contains every edge of `smaller` (both sorted).
 inline bool contains_graph(const InterferenceGraph& bigger, const InterferenceGraph& smaller) {
@@ -197,7 +209,9 @@ class ForcedInterference {
     }
   }
 
-  bool forced(NodeIndex a, NodeIndex b) const { return !can_end_before(a, b) && !can_end_before(b, a); }
+  bool forced(NodeIndex a, NodeIndex b) const {
+    return !can_end_before(a, b) && !can_end_before(b, a) && !(ordered_edge(v_, a, b) && can_write_first(b, a));
+  }
 
   bool all_forced(const InterferenceGraph& edges) const {
     return !edges.empty() && std::all_of(edges.begin(), edges.end(), [&](const auto& e) { return forced(e.first, e.second); });
@@ -209,6 +223,12 @@ class ForcedInterference {
     for (NodeIndex q : readers_[a])
       if (q != b && depends_[q][b]) return false;
     return true;
+  }
+
+  // Some order writes a before b (neither is a leaf, whose place in time is fixed, and b does
+  // not precede a).
+  bool can_write_first(NodeIndex a, NodeIndex b) const {
+    return !v_.node(a).is_leaf() && !v_.node(b).is_leaf() && !depends_[a][b];
   }
 
   // The Pii nodes that read storage node a (directly or through identity nodes).
@@ -375,6 +395,19 @@ class ScheduleGenerator {
           return;
         }
       }
+    // An ordered edge (p written first) whose values cannot be separated in time: write q first.
+    for (const auto& [p, q] : core) {
+      if (!ordered_edge(v_, p, q) || rank_[p] == kNone || rank_[q] == kNone || !forced_->can_write_first(q, p)) continue;
+      for (const Constraints* base : {&constraints_, &hints_}) {
+        Constraints extra = *base;
+        extra.emplace_back(q, p);
+        std::optional<Schedule> s = constrained_order(extra);
+        if (!s || !worth_trying(*s, core)) continue;
+        constraints_ = std::move(extra);
+        repaired_ = std::move(s);
+        return;
+      }
+    }
   }
 
   // A repaired order is worth a CSP when it is new and avoids every failed core (`core`, the

@@ -16,6 +16,13 @@
 //               inside the overlay is written (its window may run past the overlay's end; the
 //               bytes there are read and written back unchanged). Siblings of one overlay^H
 //               never interfere: their written bytes are disjoint by construction.
+//   needed      the part of its footprint a value must keep while it lives (needed_begin,
+//               needed_length per access dim): its footprint, except for HBM storage an
+//               instruction writes and every reader and root uses only part of (through
+//               slice^H/concat^H): then the hull of the bytes they use. The rest of its window
+//               is written and then dead, so a value written later may overwrite it (a store of
+//               a whole tile of which the output keeps some rows, the others written over by
+//               the next store; schedule.hpp orders such interference edges, csp.hpp CSP4).
 //   pinned      Input leaves at their kernel-image address; Constant leaves in the pool (in
 //               order of constant id, each aligned to kConstantAlignment, starting at the pool
 //               address); roots at the kernel's output addresses.
@@ -71,6 +78,8 @@ struct GraphValues {
   std::vector<std::vector<std::int64_t>> length;      // per node, per access dim of its buffer
   std::vector<std::vector<std::int64_t>> footprint;   // per node: the part of `length` it writes
   std::vector<std::int64_t> overlay;                  // per node: the overlay^H it is an operand of, or -1
+  std::vector<std::vector<std::int64_t>> needed_begin;   // per node: where in its footprint the needed part starts
+  std::vector<std::vector<std::int64_t>> needed_length;  // per node: the needed part's extent (see above)
   std::vector<std::int64_t> bytes;                    // per node: memory it denotes, in bytes
   std::vector<bool> storage;                          // per node: owns memory (Pii or leaf)
   std::vector<std::vector<std::size_t>> aliases;      // per node: storage nodes its memory lies in
@@ -87,6 +96,8 @@ struct GraphValues {
   const select::PiiNode& node(std::size_t i) const { return graph->node(i); }
   std::size_t size() const { return length.size(); }
   const isa::Buffer& buffer_of(std::size_t i) const { return isa.buffers[static_cast<std::size_t>(node(i).buffer)]; }
+  // Part of node i's written window is dead at once: the order of its interference edges matters.
+  bool partly_needed(std::size_t i) const { return needed_length[i] != footprint[i]; }
   const PreparedInstruction& prepared(std::size_t i) const {
     return *instructions[static_cast<std::size_t>(node(i).index)];
   }
@@ -138,6 +149,49 @@ inline PreparedInstruction prepare(const isa::IsaView& isa, const isa::Instructi
 }
 
 inline std::int64_t align_up(std::int64_t x, std::int64_t a) { return (x + a - 1) / a * a; }
+
+// The needed parts (see the header): needs flow from the roots and from every instruction's
+// operands down through the identity nodes to the storage they alias, as byte ranges of HBM.
+inline void find_needed_parts(GraphValues& v) {
+  const std::size_t n = v.size();
+  v.needed_length = v.footprint;
+  v.needed_begin.assign(n, {});
+  for (std::size_t i = 0; i < n; ++i) v.needed_begin[i].assign(v.footprint[i].size(), 0);
+  std::vector<std::optional<std::pair<std::int64_t, std::int64_t>>> need(n);  // hull of bytes used, per HBM node
+  auto use = [&](std::size_t i, std::int64_t lo, std::int64_t hi) {
+    if (v.node(i).buffer != v.hbm) return;
+    lo = std::max<std::int64_t>(lo, 0);
+    hi = std::min(hi, v.length[i][0]);
+    if (lo >= hi) return;
+    need[i] = need[i] ? std::pair{std::min(need[i]->first, lo), std::max(need[i]->second, hi)} : std::pair{lo, hi};
+  };
+  for (std::size_t r : v.graph->roots()) use(r, 0, v.length[r][0]);
+  for (std::size_t q = 0; q < n; ++q)
+    if (v.node(q).kind == select::PiiNodeKind::Pii)
+      for (std::size_t o : v.node(q).operands) use(o, 0, v.length[o][0]);
+  for (std::size_t i = n; i-- > 0;) {  // users come after their operands
+    const select::PiiNode& x = v.node(i);
+    if (!need[i] || x.buffer != v.hbm) continue;
+    const auto [lo, hi] = *need[i];
+    if (x.kind == select::PiiNodeKind::SliceH) {
+      use(x.operands[0], lo + x.slice[0].start, hi + x.slice[0].start);
+    } else if (x.kind == select::PiiNodeKind::ConcatH) {
+      std::int64_t offset = 0;
+      for (std::size_t o : x.operands) {
+        use(o, lo - offset, hi - offset);
+        offset += v.length[o][0];
+      }
+    } else if (x.kind == select::PiiNodeKind::OverlayH) {
+      for (std::size_t o : x.operands) use(o, 0, v.length[o][0]);
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!v.storage[i] || v.node(i).kind != select::PiiNodeKind::Pii || v.node(i).buffer != v.hbm || v.overlay[i] >= 0 || !need[i])
+      continue;
+    v.needed_begin[i][0] = need[i]->first;
+    v.needed_length[i][0] = need[i]->second - need[i]->first;
+  }
+}
 
 }  // namespace values_detail
 
@@ -294,6 +348,7 @@ inline GraphValues analyze_values(const select::PiiGraph& graph, const isa::IsaV
     address += static_cast<std::int64_t>(raw.size());
   }
   v.scratch_base = values_detail::align_up(address, std::max(kConstantAlignment, image.alignment));
+  values_detail::find_needed_parts(v);
   for (std::size_t i = 0; i < n; ++i)
     if (graph.node(i).kind == select::PiiNodeKind::Constant)
       for (const auto& c : v.constants)

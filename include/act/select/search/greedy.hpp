@@ -52,8 +52,9 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
         double c = 1, c_owned = 1;
         for (std::size_t j = 0; j < alt.operands.size(); ++j) {
           const std::size_t o = requests.key(alt.operands[j]);
-          c += alt.concat || must_own[o] ? owned[o] : any[o];
-          c_owned += alt.concat || must_own[o] || (claim_in_place && claims_in_place(alt, j)) ? owned[o] : any[o];
+          const bool own = must_own[o] || (alt.concat && (owned[o] < kInf || alt.operands[j].buffer != requests.hbm()));
+          c += own ? owned[o] : any[o];
+          c_owned += own || (claim_in_place && claims_in_place(alt, j)) ? owned[o] : any[o];
         }
         if (c < any[k] && any[k] != 0) {
           any[k] = c;
@@ -90,10 +91,13 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
       for (std::size_t j = 0; j < alt->operands.size(); ++j) {
         const Request o = alt->operands[j];
         const bool in_place = claim_in_place && claims_in_place(*alt, j);
-        std::size_t node = make(o, alt->concat || must_own[requests.key(o)] || (want_owned && in_place), false);
+        const std::size_t ko = requests.key(o);
+        // Else a view: only in HBM, where a window of adjacent inputs or of a wider store lies.
+        const bool concat_owned = alt->concat && (owned[ko] < kInf || o.buffer != requests.hbm());
+        std::size_t node = make(o, concat_owned || must_own[ko] || (want_owned && in_place), false);
         if (alt->concat) {
           concat_used.resize(out.size(), 0);
-          if (!failed && concat_used[node]) node = make(o, true, true);
+          if (!failed && concat_used[node]) node = make(o, concat_owned, true);
           concat_used.resize(out.size(), 0);
           if (!failed) concat_used[node] = 1;
         } else if (in_place) {
@@ -159,7 +163,11 @@ inline std::vector<std::size_t> views_to_own(const RequestGraph& requests, const
 // seconds). Two costs per request: any node, or an *owned* one (a Pii, or a concat^H of owned
 // nodes) -- concat^H places its operands side by side, so they must be storage of their own,
 // not slice^H views or leaves, and a node fills at most one concat^H slot (a second slot gets
-// a fresh copy). A root is owned. nullopt when some root cannot be produced.
+// a fresh copy). Where an operand in HBM has no owned form (no instruction writes it: a window
+// of adjacent kernel inputs, an output piece that is a slice of a product loop_ws writes whole
+// to HBM), it is taken as a view, whose place phase 2 then checks; on chip, views side by side
+// seldom have a place (QKV's concat^H of one gemm result twice). A root is owned. nullopt
+// when some root cannot be produced.
 // `banned`: ISA instruction indices whose Pii alternatives are not taken (the explorer's
 // alternatives to a greedy graph, explorer.hpp).
 // `claim_in_place`: an instruction reading an operand in place (isa::reads_in_place) writes
