@@ -554,7 +554,8 @@ TEST_CASE("gemmini_plus: outputs assembled from rows of several loop_ws results"
   // gemmini_plus_output_pieces_greedy: out = concatenate(P4, P3[15:16], P2[10:16], P1[7:16]),
   // two products reading windows across in0 and in1. No instruction writes those pieces or
   // windows alone, so the greedy graph, which wanted every concat^H operand owned, had none,
-  // and the enumeration of four pieces ran past 3 s; it now takes them as views (greedy.hpp).
+  // and the enumeration of four pieces ran past 3 s; a second greedy attempt now takes them
+  // as views (greedy.hpp).
   for (const Case c : {Case{"gemmini_plus_output_overwritten_rows", 3}, Case{"gemmini_plus_output_pieces_greedy", 4}}) {
     INFO(c.regression);
     const hlo::Module kernel =

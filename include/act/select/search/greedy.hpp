@@ -21,7 +21,7 @@ namespace greedy_detail {
 // alternative (its own storage, not a slice^H view of a larger value); `request_of` gets each
 // built node's request and `renumbered` its index in the returned graph (PiiGraph::kDropped).
 inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::vector<std::int64_t>& banned,
-                                       bool claim_in_place, const std::vector<std::uint8_t>& must_own,
+                                       bool claim_in_place, bool hbm_views, const std::vector<std::uint8_t>& must_own,
                                        std::vector<RequestGraph::Request>& request_of,
                                        std::vector<std::size_t>& renumbered) {
   using Request = RequestGraph::Request;
@@ -52,7 +52,8 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
         double c = 1, c_owned = 1;
         for (std::size_t j = 0; j < alt.operands.size(); ++j) {
           const std::size_t o = requests.key(alt.operands[j]);
-          const bool own = must_own[o] || (alt.concat && (owned[o] < kInf || alt.operands[j].buffer != requests.hbm()));
+          const bool view = hbm_views && owned[o] == kInf && alt.operands[j].buffer == requests.hbm();
+          const bool own = must_own[o] || (alt.concat && !view);
           c += own ? owned[o] : any[o];
           c_owned += own || (claim_in_place && claims_in_place(alt, j)) ? owned[o] : any[o];
         }
@@ -92,8 +93,7 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
         const Request o = alt->operands[j];
         const bool in_place = claim_in_place && claims_in_place(*alt, j);
         const std::size_t ko = requests.key(o);
-        // Else a view: only in HBM, where a window of adjacent inputs or of a wider store lies.
-        const bool concat_owned = alt->concat && (owned[ko] < kInf || o.buffer != requests.hbm());
+        const bool concat_owned = alt->concat && !(hbm_views && owned[ko] == kInf && o.buffer == requests.hbm());
         std::size_t node = make(o, concat_owned || must_own[ko] || (want_owned && in_place), false);
         if (alt->concat) {
           concat_used.resize(out.size(), 0);
@@ -163,11 +163,13 @@ inline std::vector<std::size_t> views_to_own(const RequestGraph& requests, const
 // seconds). Two costs per request: any node, or an *owned* one (a Pii, or a concat^H of owned
 // nodes) -- concat^H places its operands side by side, so they must be storage of their own,
 // not slice^H views or leaves, and a node fills at most one concat^H slot (a second slot gets
-// a fresh copy). Where an operand in HBM has no owned form (no instruction writes it: a window
-// of adjacent kernel inputs, an output piece that is a slice of a product loop_ws writes whole
-// to HBM), it is taken as a view, whose place phase 2 then checks; on chip, views side by side
-// seldom have a place (QKV's concat^H of one gemm result twice). A root is owned. nullopt
-// when some root cannot be produced.
+// a fresh copy). A root is owned. When that leaves some root unproduced, a second attempt takes
+// a concat^H operand in HBM that has no owned form (no instruction writes it: a window of
+// adjacent kernel inputs, an output piece that is a slice of a product loop_ws writes whole to
+// HBM) as a view, whose place phase 2 then checks. Only then: a view is cheaper than an owned
+// operand, so offered always it displaced graphs that allocate by ones that do not (AMX
+// complete-soak kernels), and on chip views side by side seldom have a place at all (QKV's
+// concat^H of one gemm result twice). nullopt when some root cannot be produced either way.
 // `banned`: ISA instruction indices whose Pii alternatives are not taken (the explorer's
 // alternatives to a greedy graph, explorer.hpp).
 // `claim_in_place`: an instruction reading an operand in place (isa::reads_in_place) writes
@@ -183,20 +185,23 @@ inline std::vector<std::size_t> views_to_own(const RequestGraph& requests, const
 // one only after every smaller graph (QKV's 2048-row dot: 180 nodes).
 inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, const std::vector<std::int64_t>& banned = {},
                                                 bool claim_in_place = false) {
-  std::vector<std::uint8_t> must_own(requests.request_count(), 0);
-  std::optional<PiiGraph> graph;
-  for (int repair = 0; repair < 8; ++repair) {
-    std::vector<RequestGraph::Request> request_of;
-    std::vector<std::size_t> renumbered;
-    auto candidate = greedy_detail::attempt(requests, banned, claim_in_place, must_own, request_of, renumbered);
-    if (!candidate) return graph;  // owning them leaves some root unproduced: keep the last graph
-    graph = std::move(candidate);
-    bool added = false;
-    for (std::size_t k : greedy_detail::views_to_own(requests, *graph, request_of, renumbered))
-      if (!must_own[k]) must_own[k] = added = true;
-    if (!added) break;
+  for (const bool hbm_views : {false, true}) {
+    std::vector<std::uint8_t> must_own(requests.request_count(), 0);
+    std::optional<PiiGraph> graph;
+    for (int repair = 0; repair < 8; ++repair) {
+      std::vector<RequestGraph::Request> request_of;
+      std::vector<std::size_t> renumbered;
+      auto candidate = greedy_detail::attempt(requests, banned, claim_in_place, hbm_views, must_own, request_of, renumbered);
+      if (!candidate) break;  // owning them leaves some root unproduced: keep the last graph
+      graph = std::move(candidate);
+      bool added = false;
+      for (std::size_t k : greedy_detail::views_to_own(requests, *graph, request_of, renumbered))
+        if (!must_own[k]) must_own[k] = added = true;
+      if (!added) break;
+    }
+    if (graph) return graph;
   }
-  return graph;
+  return std::nullopt;
 }
 
 }  // namespace act::select
