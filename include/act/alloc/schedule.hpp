@@ -159,6 +159,9 @@ inline std::vector<LiveRange> live_ranges(const GraphValues& v, const Schedule& 
   return live;
 }
 
+// Whether the interference edge (a, b) depends on which of the two is written first.
+inline bool ordered_edge(const GraphValues& v, NodeIndex a, NodeIndex b) { return v.partly_needed(a) || v.partly_needed(b); }
+
 inline InterferenceGraph interference_graph(const GraphValues& v, const Schedule& schedule) {
   const auto live = live_ranges(v, schedule);
   InterferenceGraph g;
@@ -169,7 +172,7 @@ inline InterferenceGraph interference_graph(const GraphValues& v, const Schedule
       if (v.node(a).is_leaf() && v.node(b).is_leaf()) continue;
       if (v.overlay[a] >= 0 && v.overlay[a] == v.overlay[b]) continue;  // disjoint written bytes
       if (live[a].begin > live[b].end || live[b].begin > live[a].end) continue;
-      const bool b_first = (v.partly_needed(a) || v.partly_needed(b)) && live[b].begin < live[a].begin;
+      const bool b_first = ordered_edge(v, a, b) && live[b].begin < live[a].begin;
       if (b_first) g.emplace_back(b, a);
       else g.emplace_back(a, b);
     }
@@ -177,9 +180,6 @@ inline InterferenceGraph interference_graph(const GraphValues& v, const Schedule
   std::sort(g.begin(), g.end());
   return g;
 }
-
-// Whether the interference edge (a, b) depends on which of the two is written first.
-inline bool ordered_edge(const GraphValues& v, NodeIndex a, NodeIndex b) { return v.partly_needed(a) || v.partly_needed(b); }
 
 // True when `bigger` contains every edge of `smaller` (both sorted).
 inline bool contains_graph(const InterferenceGraph& bigger, const InterferenceGraph& smaller) {

@@ -34,6 +34,8 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
     if (requests.leaf(c)) any[requests.key(Request{c, requests.hbm()})] = 0;
   auto claims_in_place = [](const Alternative& alt, std::size_t j) { return j < 32 && ((alt.in_place >> j) & 1u) != 0; };
   auto is_slice = [&](const Alternative& alt) { return requests.graph().node(alt.node).op.kind == NodeKind::SliceH; };
+  // A concat^H operand taken as a view (the second attempt, greedy_pii_graph): in HBM, without an owned form.
+  auto view_operand = [&](Request o) { return hbm_views && owned[requests.key(o)] == kInf && o.buffer == requests.hbm(); };
   auto is_banned = [&](const Alternative& alt) {
     if (banned.empty()) return false;
     const TensorOp& op = requests.graph().node(alt.node).op;
@@ -52,8 +54,7 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
         double c = 1, c_owned = 1;
         for (std::size_t j = 0; j < alt.operands.size(); ++j) {
           const std::size_t o = requests.key(alt.operands[j]);
-          const bool view = hbm_views && owned[o] == kInf && alt.operands[j].buffer == requests.hbm();
-          const bool own = must_own[o] || (alt.concat && !view);
+          const bool own = must_own[o] || (alt.concat && !view_operand(alt.operands[j]));
           c += own ? owned[o] : any[o];
           c_owned += own || (claim_in_place && claims_in_place(alt, j)) ? owned[o] : any[o];
         }
@@ -93,7 +94,7 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
         const Request o = alt->operands[j];
         const bool in_place = claim_in_place && claims_in_place(*alt, j);
         const std::size_t ko = requests.key(o);
-        const bool concat_owned = alt->concat && !(hbm_views && owned[ko] == kInf && o.buffer == requests.hbm());
+        const bool concat_owned = alt->concat && !view_operand(o);
         std::size_t node = make(o, concat_owned || must_own[ko] || (want_owned && in_place), false);
         if (alt->concat) {
           concat_used.resize(out.size(), 0);
