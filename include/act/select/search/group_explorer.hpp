@@ -19,7 +19,11 @@
 // node limit: when smaller output pieces are what was missing, the rebuilt e-graph finds the
 // program while small (an f32 outer product stored in [16,16] tiles: 15,228 e-nodes); when an
 // operation no instruction computes is (a transpose of a computed f32 value on AMX), it grows
-// as the first did, and full-size retries spent the rest of the budget.
+// as the first did, and full-size retries spent the rest of the budget. A retry made only
+// because an output is joined by a concatenate (not because a store missed on its size) gets
+// half: on Gemmini such retries found their programs by 41,000 e-nodes, and those that found
+// none grew to 47,000-76,000 over 2 s and ran into the 3 s timeout. (A QKV output of 3,072
+// rows, too large for one store, needs its retries' full limit.)
 //
 // Combinations come level by level: level L adds each group's L-th graph (0-based), and
 // the new combinations are those that hold at least one graph added since the last batch of
@@ -71,7 +75,8 @@ class GroupExplorer {
   using TimePoint = std::chrono::steady_clock::time_point;
 
   static constexpr int kMaxDeeperSplits = 2;
-  static constexpr std::size_t kCutRetryNodeShare = 4;  // a retry after a cut: node_limit / this
+  static constexpr std::size_t kCutRetryNodeShare = 4;    // a retry after a cut: node_limit / this
+  static constexpr std::size_t kPieceRetryNodeShare = 2;  // a retry only for row-concat pieces: node_limit / this
   // Extraction work a group may spend on its graph of a level before the other groups get
   // theirs (doubled each pass; see the header comment).
   static constexpr std::uint64_t kFirstSlice = std::uint64_t{1} << 14;
@@ -88,6 +93,7 @@ class GroupExplorer {
     int deeper_split = 0;                           // add_kernel's, for the current attempt
     bool after_cut = false;                         // the attempt before was cut short by a limit
     bool split_on_retry = false;                    // module 1 did not split the outputs at first
+    bool retry_for_pieces = false;                  // ... and retried only for an output's row-concat pieces
     std::vector<egraph::RunReport> earlier_reports; // rewriting runs of earlier attempts
     std::vector<PiiGraph> graphs;                   // yielded so far, in the caller's context
     bool done = false;                              // its explorer has nothing more
@@ -189,7 +195,10 @@ class GroupExplorer {
 
   void start_explorer(Group& g) {
     ExplorerOptions o = options_;
-    if (g.after_cut) o.runner.node_limit /= kCutRetryNodeShare;
+    if (g.after_cut)
+      o.runner.node_limit /= kCutRetryNodeShare;
+    else if (g.retry_for_pieces)
+      o.runner.node_limit /= kPieceRetryNodeShare;
     if (!o.extractor.fold_constant) {
       auto folder = std::make_shared<ConstantFolder>(*g.graph, *g.context);
       o.extractor.fold_constant = [folder](egraph::Id cls) { return (*folder)(cls); };
@@ -217,8 +226,10 @@ class GroupExplorer {
       // The same first retry offers an output joined by a concatenate piece by piece (two
       // loop_ws writing a 32-row output's halves), whatever the store missed on.
       if (g.init.smallest_output_piece == 0) {
-        if (!g.explorer->unmet_root_exceeds_a_store() && !g.init.output_pieces_deferred) return graph;
+        const bool exceeds = g.explorer->unmet_root_exceeds_a_store();
+        if (!exceeds && !g.init.output_pieces_deferred) return graph;
         g.split_on_retry = true;
+        g.retry_for_pieces = !exceeds;
       } else if (g.init.smallest_output_piece < 32 || (!g.split_on_retry && !g.explorer->unmet_byte_view_of_producible_value()))
         return graph;
       g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
