@@ -47,7 +47,6 @@ struct InitialGraph {
   std::int64_t smallest_output_piece = 0;  // bytes of the smallest byte piece of an output (0: none split)
   sim::KernelImage image;           // the whole HBM placement (phase 2 needs it)
   bool reorders_bytes = false;      // some input or output is tiled or not row-major
-  bool output_pieces_deferred = false;  // an output's row-concat pieces wait for a retry
 };
 
 // Whether `s` (or a tuple element) is laid out other than row-major untiled.
@@ -300,10 +299,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     if (reorders_bytes(result.image.outputs[result.outputs[k]].shape)) continue;
     const int producer = root.opcode == Opcode::Tuple ? root.operands[result.outputs[k]] : entry.root;
     const hlo::Instruction& inst = entry.instructions[static_cast<std::size_t>(producer)];
-    if (!(split_first || deeper_split > 0)) {
-      if (init_detail::joins_bytes(inst)) result.output_pieces_deferred = true;
-      continue;
-    }
+    if (!(split_first || deeper_split > 0)) continue;
     const Id pieces = init_detail::row_concat_bytes(b, entry, value, producer);
     if (pieces != egraph::kNoId) b.g.unite(result.roots[k], pieces);
   }

@@ -11,19 +11,21 @@
 // of a value it can compute is missing (Extractor::unmet_byte_view_of_producible_value) is
 // rebuilt with the output byte split one level deeper (add_kernel's deeper_split) while its
 // pieces can still be halved, at most kMaxDeeperSplits times (an output module 1 did not split
-// at all, on a row-unit ISA, is split on the first retry when the store nearest to writing it
-// misses on a size constraint): a deeper split costs e-nodes most kernels do not need
+// at all, on a row-unit ISA, is split on the first retry whatever ended the first attempt: a
+// first e-graph that saturates without a graph is no proof while the output was offered only
+// whole; on Gemmini, 24 of 123 sound-soak kernels "proved" impossible that way have programs
+// that write the output a row at a time): a deeper split costs e-nodes most kernels do not need
 // (K1 and K2 no longer compile within 5 s at one level more), but an output only ever written a
 // row at a time needs pieces of one row.
 // A retry after an e-graph cut short by its node or iteration limit gets a quarter of the
 // node limit: when smaller output pieces are what was missing, the rebuilt e-graph finds the
 // program while small (an f32 outer product stored in [16,16] tiles: 15,228 e-nodes); when an
 // operation no instruction computes is (a transpose of a computed f32 value on AMX), it grows
-// as the first did, and full-size retries spent the rest of the budget. A retry made only
-// because an output is joined by a concatenate (not because a store missed on its size) gets
-// half: on Gemmini such retries found their programs by 41,000 e-nodes, and those that found
-// none grew to 47,000-76,000 over 2 s and ran into the 3 s timeout. (A QKV output of 3,072
-// rows, too large for one store, needs its retries' full limit.)
+// as the first did, and full-size retries spent the rest of the budget. A first retry of an
+// unsplit output made for its pieces, not because a store missed on its size, gets half: on
+// Gemmini such retries found their programs by 41,000 e-nodes, and those that found none grew
+// to 47,000-76,000 over 2 s and ran into the 3 s timeout. (A QKV output of 3,072 rows, too
+// large for one store, needs its retries' full limit.)
 //
 // Combinations come level by level: level L adds each group's L-th graph (0-based), and
 // the new combinations are those that hold at least one graph added since the last batch of
@@ -76,7 +78,7 @@ class GroupExplorer {
 
   static constexpr int kMaxDeeperSplits = 2;
   static constexpr std::size_t kCutRetryNodeShare = 4;    // a retry after a cut: node_limit / this
-  static constexpr std::size_t kPieceRetryNodeShare = 2;  // a retry only for row-concat pieces: node_limit / this
+  static constexpr std::size_t kPieceRetryNodeShare = 2;  // a retry for an unsplit output's pieces: node_limit / this
   // Extraction work a group may spend on its graph of a level before the other groups get
   // theirs (doubled each pass; see the header comment).
   static constexpr std::uint64_t kFirstSlice = std::uint64_t{1} << 14;
@@ -93,7 +95,7 @@ class GroupExplorer {
     int deeper_split = 0;                           // add_kernel's, for the current attempt
     bool after_cut = false;                         // the attempt before was cut short by a limit
     bool split_on_retry = false;                    // module 1 did not split the outputs at first
-    bool retry_for_pieces = false;                  // ... and retried only for an output's row-concat pieces
+    bool retry_for_pieces = false;                  // ... and retried for its pieces, not a store's size
     std::vector<egraph::RunReport> earlier_reports; // rewriting runs of earlier attempts
     std::vector<PiiGraph> graphs;                   // yielded so far, in the caller's context
     bool done = false;                              // its explorer has nothing more
@@ -219,17 +221,16 @@ class GroupExplorer {
       // The retry of an e-graph cut short by its node or iteration limit gets a share of the
       // node limit (see the header comment).
       g.after_cut = !g.explorer->saturated();
-      // An output not split at all (row-unit ISAs) is split on the first retry when the store
-      // that comes closest to writing it misses on a size constraint, and deeper on the next
-      // while pieces can be halved (store_rm writes at most 128 of QKV's 64-wide rows, and
-      // holding 128 rows leaves no room for gemm's operands).
-      // The same first retry offers an output joined by a concatenate piece by piece (two
-      // loop_ws writing a 32-row output's halves), whatever the store missed on.
+      // An output not split at all (row-unit ISAs) is always split on a first retry: an
+      // e-graph holding the output only whole proves nothing about programs that write it in
+      // pieces (p0 . p1^T on Gemmini: 16 matmul8 of one column, each row stored alone). The
+      // retry also offers an output joined by a concatenate piece by piece (two loop_ws writing
+      // a 32-row output's halves). Deeper splits follow while pieces can be halved (store_rm
+      // writes at most 128 of QKV's 64-wide rows, and holding 128 rows leaves no room for
+      // gemm's operands).
       if (g.init.smallest_output_piece == 0) {
-        const bool exceeds = g.explorer->unmet_root_exceeds_a_store();
-        if (!exceeds && !g.init.output_pieces_deferred) return graph;
         g.split_on_retry = true;
-        g.retry_for_pieces = !exceeds;
+        g.retry_for_pieces = !g.explorer->unmet_root_exceeds_a_store();
       } else if (g.init.smallest_output_piece < 32 || (!g.split_on_retry && !g.explorer->unmet_byte_view_of_producible_value()))
         return graph;
       g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
