@@ -96,6 +96,7 @@ class GroupExplorer {
     bool after_cut = false;                         // the attempt before was cut short by a limit
     bool split_on_retry = false;                    // module 1 did not split the outputs at first
     bool retry_for_pieces = false;                  // ... and retried for its pieces, not a store's size
+    std::string whole_output_diagnosis;             // the first attempt's unmet roots, before a retry for pieces
     std::vector<egraph::RunReport> earlier_reports; // rewriting runs of earlier attempts
     std::vector<PiiGraph> graphs;                   // yielded so far, in the caller's context
     bool done = false;                              // its explorer has nothing more
@@ -172,12 +173,16 @@ class GroupExplorer {
 
   // Every group's unmet root requests (Explorer::unmet_roots), one group after another; only
   // the empty group's when one ended the search (the others' searches were left unfinished).
+  // A group retried for its outputs' pieces is diagnosed on its first e-graph, with the outputs
+  // whole: that names the kernel's own operations (the retry's e-graph is mostly pieces).
   std::string unmet_roots(std::chrono::steady_clock::time_point until = std::chrono::steady_clock::time_point::max()) const {
     std::string out;
     for (std::size_t k = 0; k < groups_.size(); ++k) {
       const auto& g = groups_[k];
       if (!g->explorer || (empty_group_ && *empty_group_ != k)) continue;
-      const std::string unmet = g->explorer->unmet_roots(until);
+      const std::string unmet = g->whole_output_diagnosis.empty()
+                                    ? g->explorer->unmet_roots(until)
+                                    : "with the outputs whole, " + g->whole_output_diagnosis;
       if (unmet.empty()) continue;
       if (!out.empty()) out += "\n";
       out += groups_.size() == 1 ? unmet : fmt::format("outputs {}: {}", fmt::join(g->outputs, ","), unmet);
@@ -231,6 +236,7 @@ class GroupExplorer {
       if (g.init.smallest_output_piece == 0) {
         g.split_on_retry = true;
         g.retry_for_pieces = !g.explorer->unmet_root_exceeds_a_store();
+        if (g.retry_for_pieces) g.whole_output_diagnosis = g.explorer->unmet_roots(until);
       } else if (g.init.smallest_output_piece < 32 || (!g.split_on_retry && !g.explorer->unmet_byte_view_of_producible_value()))
         return graph;
       g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
