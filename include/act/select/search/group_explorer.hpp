@@ -83,6 +83,16 @@ class GroupExplorer {
   // theirs (doubled each pass; see the header comment).
   static constexpr std::uint64_t kFirstSlice = std::uint64_t{1} << 14;
 
+  // A first attempt with the outputs whole, kept after a retry for their pieces so that, if the
+  // retry finds nothing either, it can be diagnosed (unmet_roots) without being diagnosed
+  // eagerly on every retry.
+  struct WholeOutputAttempt {
+    std::unique_ptr<SelectionContext> context;  // null: it ran in the caller's
+    std::unique_ptr<TensorGraph> graph;
+    RuleSet rules;                              // empty: it ran with the caller's
+    std::unique_ptr<Explorer> explorer;
+  };
+
   struct Group {
     explicit Group(SelectionContext* c) : context(c), graph(std::make_unique<TensorGraph>(TensorAnalysis(c))) {}
     std::unique_ptr<SelectionContext> own_context;  // several groups, or a retry: this group's
@@ -96,7 +106,7 @@ class GroupExplorer {
     bool after_cut = false;                         // the attempt before was cut short by a limit
     bool split_on_retry = false;                    // module 1 did not split the outputs at first
     bool retry_for_pieces = false;                  // ... and retried for its pieces, not a store's size
-    std::string whole_output_diagnosis;             // the first attempt's unmet roots, before a retry for pieces
+    std::unique_ptr<WholeOutputAttempt> whole_outputs;  // the first attempt, when retried for pieces
     std::vector<egraph::RunReport> earlier_reports; // rewriting runs of earlier attempts
     std::vector<PiiGraph> graphs;                   // yielded so far, in the caller's context
     bool done = false;                              // its explorer has nothing more
@@ -180,9 +190,8 @@ class GroupExplorer {
     for (std::size_t k = 0; k < groups_.size(); ++k) {
       const auto& g = groups_[k];
       if (!g->explorer || (empty_group_ && *empty_group_ != k)) continue;
-      const std::string unmet = g->whole_output_diagnosis.empty()
-                                    ? g->explorer->unmet_roots(until)
-                                    : "with the outputs whole, " + g->whole_output_diagnosis;
+      const std::string unmet = g->whole_outputs ? "with the outputs whole, " + g->whole_outputs->explorer->unmet_roots(until)
+                                                 : g->explorer->unmet_roots(until);
       if (unmet.empty()) continue;
       if (!out.empty()) out += "\n";
       out += groups_.size() == 1 ? unmet : fmt::format("outputs {}: {}", fmt::join(g->outputs, ","), unmet);
@@ -236,10 +245,12 @@ class GroupExplorer {
       if (g.init.smallest_output_piece == 0) {
         g.split_on_retry = true;
         g.retry_for_pieces = !g.explorer->unmet_root_exceeds_a_store();
-        if (g.retry_for_pieces) g.whole_output_diagnosis = g.explorer->unmet_roots(until);
       } else if (g.init.smallest_output_piece < 32 || (!g.split_on_retry && !g.explorer->unmet_byte_view_of_producible_value()))
         return graph;
       g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
+      if (g.retry_for_pieces && !g.whole_outputs)
+        g.whole_outputs.reset(new WholeOutputAttempt{std::move(g.own_context), std::move(g.graph), std::move(g.own_rules),
+                                                     std::move(g.explorer)});
       g.explorer.reset();
       // A fresh context too, so the new attempt interns (and matches) as a first one would.
       g.own_rules = RuleSet();
