@@ -292,18 +292,18 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     if (!reorders_bytes(shape)) init_detail::add_output_overlays(b, result.roots[k], Shape(shape.dtype, shape.dims));
   }
   const bool split_first = result.reorders_bytes || has_tile_unit(context.isa);
+  const bool split_now = split_first || deeper_split > 0;
   // An output joined from several operands is also offered piece by piece (row_concat_bytes),
   // on tile-unit ISAs at once and on row-unit ISAs only on a retry, like the split above: on
   // QKV the pieces reorder extraction and the first candidates got dearer.
-  for (std::size_t k = 0; k < result.roots.size(); ++k) {
-    if (reorders_bytes(result.image.outputs[result.outputs[k]].shape)) continue;
-    const int producer = root.opcode == Opcode::Tuple ? root.operands[result.outputs[k]] : entry.root;
-    const hlo::Instruction& inst = entry.instructions[static_cast<std::size_t>(producer)];
-    if (!(split_first || deeper_split > 0)) continue;
-    const Id pieces = init_detail::row_concat_bytes(b, entry, value, producer);
-    if (pieces != egraph::kNoId) b.g.unite(result.roots[k], pieces);
-  }
-  if (split_first || deeper_split > 0)
+  if (split_now)
+    for (std::size_t k = 0; k < result.roots.size(); ++k) {
+      if (reorders_bytes(result.image.outputs[result.outputs[k]].shape)) continue;
+      const int producer = root.opcode == Opcode::Tuple ? root.operands[result.outputs[k]] : entry.root;
+      const Id pieces = init_detail::row_concat_bytes(b, entry, value, producer);
+      if (pieces != egraph::kNoId) b.g.unite(result.roots[k], pieces);
+    }
+  if (split_now)
     for (std::size_t k = 0; k < result.roots.size(); ++k) {
       const std::size_t r = result.outputs[k];
       const hlo::Instruction& producer =
