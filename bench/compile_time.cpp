@@ -10,6 +10,12 @@
 // more and timed. Kernels without a program (not found / timed out) are counted, not timed: the
 // paper's figures are for kernels that have one.
 //
+// Two times per compiled kernel, each the median of the reps: `median_ms`, the whole compile
+// (what a caller waits for, the termination heuristic's wait included), and `best_ms`, when the
+// chosen program was found (the paper's `final.time`, Fig. 12 (a), which its Fig. 16 reports).
+// The heuristic waits up to patience (2) x that time for a better candidate (the enumeration
+// or the extraction step bound may end first), so a compile takes up to about twice best_ms.
+//
 // Writes DIR/compile_time.json, DIR/compile_time.csv and, when gnuplot is installed (Debian's
 // gnuplot-nox), DIR/compile_time.png of compile time against nodes, with the fitted growth
 // t = a * nodes^b (least squares on the logarithms of the medians).
@@ -68,14 +74,16 @@ struct Row {
   std::size_t instructions = 0;
   double first_ms = 0;     // the first compile, whatever its outcome (a 'no program' costs this)
   std::vector<double> ms;  // the timed reps
+  std::vector<double> best_ms;  // per timed rep: when the chosen program was found
   act::codegen::Statistics median_stats;
   std::string file;  // kind "file": the kernel's file name
-  double median() const {
-    if (ms.empty()) return 0;
-    std::vector<double> s = ms;
+  static double median_of(std::vector<double> s) {
+    if (s.empty()) return 0;
     std::sort(s.begin(), s.end());
     return s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
   }
+  double median() const { return median_of(ms); }
+  double best_median() const { return median_of(best_ms); }
   double max() const { return ms.empty() ? 0 : *std::max_element(ms.begin(), ms.end()); }
 };
 
@@ -165,6 +173,7 @@ Row measure(const act::hlo::Module& kernel, const Settings& s, Row row) {
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     reps.emplace_back(ms, again.statistics);
     row.ms.push_back(ms);
+    row.best_ms.push_back(again.statistics.best_seconds * 1e3);
   }
   std::sort(reps.begin(), reps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   row.median_stats = reps[reps.size() / 2].second;
@@ -205,7 +214,7 @@ void write_outputs(const std::vector<Row>& rows, const Settings& s) {
   std::filesystem::create_directories(s.out);
   const Fit fit = fit_power_law(rows);
   std::ofstream csv(s.out / "compile_time.csv");
-  csv << "isa,kind,index,file,seed,nodes,outcome,instructions,first_ms,median_ms,max_ms,init_ms,rewrite_ms,extract_ms,schedule_emit_ms,csp_ms,pii_graphs\n";
+  csv << "isa,kind,index,file,seed,nodes,outcome,instructions,first_ms,median_ms,max_ms,init_ms,rewrite_ms,extract_ms,schedule_emit_ms,csp_ms,pii_graphs,best_ms\n";
   std::ofstream json(s.out / "compile_time.json");
   json << fmt::format("{{\"reps\": {}, \"seed\": {}, \"timeout\": {}, \"min_nodes\": {}, \"max_nodes\": {},\n", s.reps, s.seed,
                       s.timeout, s.min_nodes, s.max_nodes);
@@ -213,28 +222,30 @@ void write_outputs(const std::vector<Row>& rows, const Settings& s) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     const auto& st = r.median_stats;
-    csv << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n", r.isa, r.kind, r.index, r.file, r.seed,
-                       r.nodes, r.outcome, r.instructions, r.first_ms, r.median(), r.max(), st.init_seconds * 1e3, st.rewrite_seconds * 1e3,
-                       st.extract_seconds * 1e3, st.schedule_emit_seconds * 1e3, st.csp_seconds * 1e3, st.pii_graphs);
+    csv << fmt::format("{},{},{},{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{},{:.3f}\n", r.isa, r.kind, r.index, r.file,
+                       r.seed, r.nodes, r.outcome, r.instructions, r.first_ms, r.median(), r.max(), st.init_seconds * 1e3,
+                       st.rewrite_seconds * 1e3, st.extract_seconds * 1e3, st.schedule_emit_seconds * 1e3, st.csp_seconds * 1e3,
+                       st.pii_graphs, r.best_median());
     json << fmt::format(
         "{}\n  {{\"isa\": {}, \"kind\": {}, \"index\": {}, \"file\": {}, \"seed\": {}, \"nodes\": {}, \"outcome\": {}, \"instructions\": {}, \"first_ms\": {:.3f}, "
-        "\"median_ms\": {:.3f}, \"max_ms\": {:.3f}, \"modules_ms\": {{\"init\": {:.3f}, \"rewrite\": {:.3f}, \"extract\": {:.3f}, "
+        "\"median_ms\": {:.3f}, \"best_ms\": {:.3f}, \"max_ms\": {:.3f}, \"modules_ms\": {{\"init\": {:.3f}, \"rewrite\": {:.3f}, \"extract\": {:.3f}, "
         "\"schedule_emit\": {:.3f}, \"csp\": {:.3f}}}}}",
         i ? "," : "", json_string(r.isa), json_string(r.kind), r.index, json_string(r.file), r.seed, r.nodes, json_string(r.outcome), r.instructions, r.first_ms,
-        r.median(), r.max(), st.init_seconds * 1e3, st.rewrite_seconds * 1e3, st.extract_seconds * 1e3,
+        r.median(), r.best_median(), r.max(), st.init_seconds * 1e3, st.rewrite_seconds * 1e3, st.extract_seconds * 1e3,
         st.schedule_emit_seconds * 1e3, st.csp_seconds * 1e3);
   }
   json << "]}\n";
 
   // Summary per ISA and kind, to stdout.
-  std::cout << fmt::format("{:<6} {:<7} {:>7} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10}\n", "isa", "kind", "kernels", "verified",
-                           "not found", "timed out", "median ms", "p90 ms", "max ms");
+  // median / p90 / max: of the whole compile; best: the median of the kernels' best_ms.
+  std::cout << fmt::format("{:<6} {:<7} {:>7} {:>9} {:>9} {:>9} {:>10} {:>10} {:>10} {:>10}\n", "isa", "kind", "kernels", "verified",
+                           "not found", "timed out", "median ms", "p90 ms", "max ms", "best ms");
   std::vector<std::pair<std::string, std::string>> groups;
   for (const Row& r : rows)
     if (std::find(groups.begin(), groups.end(), std::pair(r.isa, r.kind)) == groups.end()) groups.emplace_back(r.isa, r.kind);
   for (const auto& [isa, kind] : groups) {
     std::size_t n = 0, verified = 0, not_found = 0, timed_out = 0;
-    std::vector<double> medians;
+    std::vector<double> medians, best_medians;
     double worst = 0;
     for (const Row& r : rows) {
       if (r.isa != isa || r.kind != kind) continue;
@@ -242,13 +253,13 @@ void write_outputs(const std::vector<Row>& rows, const Settings& s) {
       verified += r.outcome == "verified";
       not_found += r.outcome == "not found";
       timed_out += r.outcome == "timed out";
-      if (!r.ms.empty()) medians.push_back(r.median()), worst = std::max(worst, r.max());
+      if (!r.ms.empty()) medians.push_back(r.median()), best_medians.push_back(r.best_median()), worst = std::max(worst, r.max());
     }
     std::sort(medians.begin(), medians.end());
     const double med = medians.empty() ? 0 : medians[medians.size() / 2];
     const double p90 = medians.empty() ? 0 : medians[std::min(medians.size() - 1, medians.size() * 9 / 10)];
-    std::cout << fmt::format("{:<6} {:<7} {:>7} {:>9} {:>9} {:>9} {:>10.2f} {:>10.2f} {:>10.2f}\n", isa, kind, n, verified, not_found,
-                             timed_out, med, p90, worst);
+    std::cout << fmt::format("{:<6} {:<7} {:>7} {:>9} {:>9} {:>9} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f}\n", isa, kind, n, verified,
+                             not_found, timed_out, med, p90, worst, Row::median_of(best_medians));
   }
   std::cout << fmt::format("fitted growth over {} compiled kernels: t = {:.4g} ms * nodes^{:.3f}\n", fit.points, fit.a, fit.b);
 
@@ -266,9 +277,10 @@ void write_outputs(const std::vector<Row>& rows, const Settings& s) {
       d << "\n\n";
     }
     std::ofstream g(script);
-    g << "set terminal pngcairo size 900,600\nset output '" << (s.out / "compile_time.png").string() << "'\n"
+    // noenhanced: ISA names such as gemmini_hw print as written, not with subscripts.
+    g << "set terminal pngcairo size 900,600 noenhanced\nset output '" << (s.out / "compile_time.png").string() << "'\n"
       << "set logscale xy\nset xlabel 'nodes'\nset ylabel 'compile time (ms), median of " << s.reps << "'\nset key left top\n"
-      << fmt::format("set title 'act compile time; fit t = {:.3g} ms * nodes^{{{:.2f}}}'\n", fit.a, fit.b) << "plot ";
+      << fmt::format("set title 'act compile time; fit t = {:.3g} ms * nodes^{:.2f}'\n", fit.a, fit.b) << "plot ";
     for (std::size_t i = 0; i < groups.size(); ++i)
       g << "'" << data.string() << "' index " << i << " using 1:2 with points title '" << groups[i].first << " " << groups[i].second
         << "', ";
