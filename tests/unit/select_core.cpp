@@ -209,6 +209,30 @@ TEST_CASE("module 1: attention.hlo enters byte-flattened") {
   CHECK(c.constants.size() == 1);
 }
 
+TEST_CASE("module 1: intermediate dots are offered in row pieces only when asked") {
+  // attention.hlo: the first dot (Q . K^T, 64 rows) is read by exponential; the second is the
+  // output, which is not an intermediate.
+  const auto kernel = testing::load_kernel(shared("kernels/qkv/attention.hlo"));
+  SelectionContext c = qkv_context();
+  TensorGraph plain{TensorAnalysis(&c)};
+  const InitialGraph init = add_kernel(plain, c, kernel);
+  CHECK(init.intermediate_dot_rows == 1);
+  SelectionContext c2 = qkv_context();
+  TensorGraph pieces{TensorAnalysis(&c2)};
+  const InitialGraph with_pieces = add_kernel(pieces, c2, kernel, {}, 0, true);
+  CHECK(with_pieces.intermediate_dot_rows == 1);
+  // The first dot's bytes (bf16[64,64]: 8 KiB) as a concat of byte slices: more nodes, and a
+  // u8[8192] class that holds a concatenate (QKV's outputs are not split on a first attempt).
+  CHECK(pieces.num_nodes() > plain.num_nodes());
+  const auto concatenated = [](const TensorGraph& g) {
+    for (egraph::Id cls : g.classes_with(static_cast<std::uint32_t>(Opcode::Concatenate)))
+      if (g.data(cls).type == Shape(DType::u8, {8192})) return true;
+    return false;
+  };
+  CHECK_FALSE(concatenated(plain));
+  CHECK(concatenated(pieces));
+}
+
 TEST_CASE("module 1: a tiled s8 parameter is read through reshape + transpose") {
   SelectionContext c = qkv_context();
   TensorGraph g{TensorAnalysis(&c)};

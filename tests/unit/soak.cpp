@@ -677,7 +677,19 @@ TEST_CASE("regression gemmini_dot_transposed_rhs: p0 . p1^T has a program, writt
   check_known_program("gemmini_dot_transposed_rhs", Backend<isa::Gemmini>::isa(), 3, 49);
   const codegen::CompileOutcome outcome = check_compiles<isa::Gemmini>("gemmini_dot_transposed_rhs", 60.0, 3, true);
   CHECK(outcome.statistics.split_retries == 1);
+  CHECK(outcome.statistics.intermediate_piece_retries == 0);  // no intermediate value to offer
   CHECK(outcome.result->program.instructions.size() <= 49);
+}
+
+TEST_CASE("regression gemmini_rowwise_dot_read_whole: a value computed a row at a time is loaded whole", "[soak][regression]") {
+  // p0 . (p0 . p0^T). The inner dot's rows come one at a time (a matmul8 with DIM_J = 1 per
+  // row), the outer dot reads it whole. Its bytes existed in the e-graph only whole, which no
+  // instruction writes, so no retry found a program; the last retry offers the inner dot's
+  // bytes as row pieces, concat^H in HBM joins the 16 stored rows, and one mvin loads them:
+  // 16 x (mvin, matmul8, mvout) + mvin p0, mvin the rows, matmul8, mvout = 52 instructions.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Gemmini>("gemmini_rowwise_dot_read_whole", 60.0, 13, true);
+  CHECK(outcome.statistics.intermediate_piece_retries == 1);
+  CHECK(outcome.result->program.instructions.size() <= 52);
 }
 
 TEST_CASE("regression qkv_output_from_spanning_pieces: a program exists, and act compile finds it", "[soak][regression]") {

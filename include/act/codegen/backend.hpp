@@ -240,7 +240,7 @@ class CandidateStream {
     const select::GroupExplorer& groups = *state_->explorer;
     const select::RuleSet& rules = state_->rules;
     double rewrite = 0;
-    stats_.iterations = stats_.rounds = stats_.budget = stats_.enodes = stats_.eclasses = stats_.split_retries = 0;
+    stats_.iterations = stats_.rounds = stats_.budget = stats_.enodes = stats_.eclasses = stats_.split_retries = stats_.intermediate_piece_retries = 0;
     stats_.saturated = true;
     stats_.rewrite_stop.clear();
     std::vector<std::size_t> count(rules.rules.size(), 0);
@@ -266,7 +266,8 @@ class CandidateStream {
         if (!e.reports().empty() && (stats_.rewrite_stop.empty() || !e.saturated()))
           stats_.rewrite_stop = std::string(egraph::to_string(e.reports().back().stop_reason));
       }
-      stats_.split_retries += static_cast<std::size_t>(group.deeper_split);
+      stats_.split_retries += static_cast<std::size_t>(group.split_retries);
+      stats_.intermediate_piece_retries += group.intermediate_pieces ? 1 : 0;
       stats_.enodes += group.graph->num_nodes();
       stats_.eclasses += group.graph->num_classes();
     }
@@ -363,11 +364,13 @@ inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaV
                            s.rewrite_stop.empty() ? std::string("limits") : s.rewrite_stop);
     // After a retry (group_explorer.hpp) rounds and e-nodes are the latest attempt's, while
     // iterations count every attempt: the message says so.
+    const std::string last_retry =
+        s.intermediate_piece_retries == 0 ? "" : ", then one with intermediate dots also in row pieces";
     const std::string attempts =
-        s.split_retries == 0
+        s.split_retries == 0 && s.intermediate_piece_retries == 0
             ? fmt::format("{} rewrite iterations over {} rounds", s.iterations, s.rounds)
-            : fmt::format("{} rewrite iterations in all; {} retr{} with the outputs split deeper, the latest over {} rounds",
-                          s.iterations, s.split_retries, s.split_retries == 1 ? "y" : "ies", s.rounds);
+            : fmt::format("{} rewrite iterations in all; {} retr{} with the outputs split deeper{}, the latest over {} rounds",
+                          s.iterations, s.split_retries, s.split_retries == 1 ? "y" : "ies", last_retry, s.rounds);
     out += fmt::format("instruction selection found no pii graph: {} ({}, {} e-nodes, e-graph {})", why, attempts, s.enodes,
                        s.saturated ? "saturated" : "not saturated");
     std::replace(unmet_roots.begin(), unmet_roots.end(), '\n', ' ');

@@ -47,6 +47,7 @@ struct InitialGraph {
   std::int64_t smallest_output_piece = 0;  // bytes of the smallest byte piece of an output (0: none split)
   sim::KernelImage image;           // the whole HBM placement (phase 2 needs it)
   bool reorders_bytes = false;      // some input or output is tiled or not row-major
+  std::size_t intermediate_dot_rows = 0;  // intermediate dots that intermediate_pieces would offer in pieces
 };
 
 // Whether `s` (or a tuple element) is laid out other than row-major untiled.
@@ -113,15 +114,51 @@ inline Id row_concat_bytes(TensorBuilder& b, const hlo::Computation& entry, cons
   return acc;
 }
 
+// The intermediate dot results of two or more rows (consumed by another instruction, not only
+// by the ROOT tuple) among the `needed` instructions: values an ISA may compute only a row at a
+// time (Gemmini: p0 . p1^T, a matmul8 per row stored alone) while a later instruction reads
+// them whole.
+inline std::vector<std::size_t> intermediate_dot_rows(const hlo::Computation& entry, const std::vector<bool>& needed) {
+  std::vector<bool> consumed(entry.instructions.size(), false);
+  for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
+    const hlo::Instruction& inst = entry.instructions[i];
+    if (inst.opcode == hlo::Opcode::Tuple || !needed[i]) continue;
+    for (int o : inst.operands) consumed[static_cast<std::size_t>(o)] = true;
+  }
+  std::vector<std::size_t> found;
+  for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
+    const hlo::Instruction& inst = entry.instructions[i];
+    if (consumed[i] && inst.opcode == hlo::Opcode::Dot && inst.shape.dims.size() == 2 && inst.shape.dims[0] >= 2)
+      found.push_back(i);
+  }
+  return found;
+}
+
+// Each of those values also as its row-major bytes cut into row pieces (split_bytes), as
+// outputs are, so concat^H in HBM can assemble it from rows stored one at a time and a later
+// instruction load it whole. Without the pieces its bytes exist only whole, and no instruction
+// writes them whole. Dots only: offering every intermediate grows the e-graph for nothing.
+inline void offer_intermediate_bytes(TensorBuilder& b, const hlo::Computation& entry, const std::vector<Id>& value,
+                                     std::span<const std::size_t> dots) {
+  for (std::size_t i : dots) {
+    const hlo::Instruction& inst = entry.instructions[i];
+    int depth = 0;
+    while (depth < 6 && (std::int64_t{1} << depth) < inst.shape.dims[0]) ++depth;
+    split_bytes(b, write_array(b, value[i], Shape(inst.shape.dtype, inst.shape.dims)), depth);
+  }
+}
+
 }  // namespace init_detail
 
 // Adds the kernel's entry computation to `graph`; see the header comment. With `outputs` (kernel
 // output indices, ascending), only those outputs become roots and only the instructions they
 // depend on enter the graph (one group of output_groups.hpp); the HBM image is the whole
 // kernel's either way. Empty: every output and every instruction. `deeper_split`: levels of
-// output byte split beyond the default (see below).
+// output byte split beyond the default (see below). `intermediate_pieces`: intermediate dots'
+// bytes are offered as row pieces too (offer_intermediate_bytes).
 inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, const hlo::Module& kernel,
-                               std::span<const std::size_t> outputs = {}, int deeper_split = 0) {
+                               std::span<const std::size_t> outputs = {}, int deeper_split = 0,
+                               bool intermediate_pieces = false) {
   using hlo::Opcode;
   using init_detail::Id;
   TensorBuilder b(graph, context);
@@ -319,6 +356,10 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
       const std::int64_t smallest = init_detail::split_bytes(b, result.roots[k], depth + deeper_split);
       if (result.smallest_output_piece == 0 || smallest < result.smallest_output_piece) result.smallest_output_piece = smallest;
     }
+  // intermediate_pieces: the group explorer's last retry (group_explorer.hpp).
+  const std::vector<std::size_t> dots = init_detail::intermediate_dot_rows(entry, needed);
+  result.intermediate_dot_rows = dots.size();
+  if (intermediate_pieces) init_detail::offer_intermediate_bytes(b, entry, value, dots);
   graph.rebuild();
   return result;
 }

@@ -27,6 +27,11 @@
 // to 47,000-76,000 over 2 s and ran into the 3 s timeout. (A QKV output of 3,072 rows, too
 // large for one store, needs its retries' full limit.)
 //
+// When those retries are over, one more attempt (retry_with_intermediate_pieces) rebuilds the
+// e-graph at the first retry's split with every intermediate dot of several rows also offered
+// as its row pieces, at half the node limit: a value an ISA computes only a row at a time
+// (Gemmini: p0 . p1^T) can then be assembled in HBM and read whole by a later instruction.
+//
 // Combinations come level by level: level L adds each group's L-th graph (0-based), and
 // the new combinations are those that hold at least one graph added since the last batch of
 // combinations, last group fastest; the first combination is every group's first graph. Within a
@@ -103,9 +108,11 @@ class GroupExplorer {
     RuleSet own_rules;                              // built for own_context
     std::unique_ptr<Explorer> explorer;
     int deeper_split = 0;                           // add_kernel's, for the current attempt
+    int split_retries = 0;                          // attempts rebuilt with the outputs split deeper
     bool after_cut = false;                         // the attempt before was cut short by a limit
     bool split_on_retry = false;                    // module 1 did not split the outputs at first
     bool retry_for_pieces = false;                  // ... and retried for its pieces, not a store's size
+    bool intermediate_pieces = false;               // the attempt offers intermediate dots in row pieces
     std::unique_ptr<WholeOutputAttempt> whole_outputs;  // the first attempt, when retried for pieces
     std::vector<egraph::RunReport> earlier_reports; // rewriting runs of earlier attempts
     std::vector<PiiGraph> graphs;                   // yielded so far, in the caller's context
@@ -205,13 +212,15 @@ class GroupExplorer {
     g.graph = std::make_unique<TensorGraph>(TensorAnalysis(g.context));
     g.init = add_kernel(*g.graph, *g.context, kernel_,
                         multi_group_ ? std::span<const std::size_t>(g.outputs) : std::span<const std::size_t>(),
-                        g.deeper_split);
+                        g.deeper_split, g.intermediate_pieces);
     g.graph->rebuild();
   }
 
   void start_explorer(Group& g) {
     ExplorerOptions o = options_;
-    if (g.after_cut)
+    if (g.intermediate_pieces)
+      o.runner.node_limit /= kPieceRetryNodeShare;
+    else if (g.after_cut)
       o.runner.node_limit /= kCutRetryNodeShare;
     else if (g.retry_for_pieces)
       o.runner.node_limit /= kPieceRetryNodeShare;
@@ -230,8 +239,11 @@ class GroupExplorer {
     for (;;) {
       std::optional<PiiGraph> graph = g.explorer->next(until, slice);
       if (graph) g.yielded_any = true;
-      if (graph || g.explorer->paused() || g.yielded_any || g.explorer->timed_out() || g.deeper_split >= kMaxDeeperSplits)
-        return graph;
+      if (graph || g.explorer->paused() || g.yielded_any || g.explorer->timed_out()) return graph;
+      if (g.deeper_split >= kMaxDeeperSplits) {
+        if (!retry_with_intermediate_pieces(g)) return graph;
+        continue;
+      }
       // The retry of an e-graph cut short by its node or iteration limit gets a share of the
       // node limit (see the header comment).
       g.after_cut = !g.explorer->saturated();
@@ -245,25 +257,50 @@ class GroupExplorer {
       if (g.init.smallest_output_piece == 0) {
         g.split_on_retry = true;
         g.retry_for_pieces = !g.explorer->unmet_root_exceeds_a_store();
-      } else if (g.init.smallest_output_piece < 32 || (!g.split_on_retry && !g.explorer->unmet_byte_view_of_producible_value()))
-        return graph;
+      } else if (g.init.smallest_output_piece < 32 || (!g.split_on_retry && !g.explorer->unmet_byte_view_of_producible_value())) {
+        if (!retry_with_intermediate_pieces(g)) return graph;
+        continue;
+      }
       g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
       if (g.retry_for_pieces && !g.whole_outputs)
         g.whole_outputs.reset(new WholeOutputAttempt{std::move(g.own_context), std::move(g.graph), std::move(g.own_rules),
                                                      std::move(g.explorer)});
-      g.explorer.reset();
-      // A fresh context too, so the new attempt interns (and matches) as a first one would.
-      g.own_rules = RuleSet();
-      g.own_context = std::make_unique<SelectionContext>();
-      g.own_context->isa = context_.isa;
-      g.own_context->image = context_.image;
-      g.own_context->row_piece_retry = g.split_on_retry;
-      g.context = g.own_context.get();
-      g.own_rules = rule_set(*g.context);
       ++g.deeper_split;
-      build_graph(g);
-      start_explorer(g);
+      ++g.split_retries;
+      restart(g);
     }
+  }
+
+  // A new attempt of the group at its current deeper_split and intermediate_pieces.
+  void restart(Group& g) {
+    g.explorer.reset();
+    // A fresh context too, so the new attempt interns (and matches) as a first one would.
+    g.own_rules = RuleSet();
+    g.own_context = std::make_unique<SelectionContext>();
+    g.own_context->isa = context_.isa;
+    g.own_context->image = context_.image;
+    g.own_context->row_piece_retry = g.split_on_retry;
+    g.context = g.own_context.get();
+    g.own_rules = rule_set(*g.context);
+    build_graph(g);
+    start_explorer(g);
+  }
+
+  // The last retry, once the deeper output splits are over: every intermediate dot of several
+  // rows is also offered as its row pieces (add_kernel's intermediate_pieces), so a value an ISA
+  // computes only a row at a time can be assembled in HBM and loaded whole (on Gemmini,
+  // p0 . (p0 . p0^T)). It runs at the first retry's output split and half the node limit (with
+  // a deeper split or a quarter of the limit, 13 of the Gemmini sound soak's kernels hit the
+  // limit before their programs). Not offered on the earlier retries: the pieces cost e-nodes,
+  // and two soak kernels those retries find programs for no longer found them. False when there
+  // is nothing to offer or it was offered.
+  bool retry_with_intermediate_pieces(Group& g) {
+    if (g.intermediate_pieces || g.init.intermediate_dot_rows == 0) return false;
+    g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
+    g.intermediate_pieces = true;
+    g.deeper_split = std::min(g.deeper_split, 1);
+    restart(g);
+    return true;
   }
 
   std::vector<std::size_t> graph_counts() const {
