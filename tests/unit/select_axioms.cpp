@@ -544,6 +544,27 @@ std::map<std::string, Generator> generators() {
     m[name] = [random_dot](Instance& s, const AxiomInfo&) { random_dot(s, s.coin()); };
   for (const char* name : {"dot-canonical-lhs", "dot-canonical-rhs", "dot-pad-contracting", "dot-pad-lhs-free"})
     m[name] = [random_dot](Instance& s, const AxiomInfo&) { random_dot(s, false); };
+  // A narrowing integer convert of a dot: s32 or s16 results (of s32/s16 operands, or s8 ones
+  // widened by the dot) to s8, u8 or s16.
+  m["narrowing-convert-of-dot"] = [](Instance& s, const AxiomInfo&) {
+    static constexpr DType kWide[] = {DType::s32, DType::u32, DType::s16};
+    static constexpr DType kNarrow[] = {DType::s8, DType::u8, DType::s16};
+    const DType from = kWide[s.pick(0, 2)];
+    DType to = kNarrow[s.pick(0, 2)];
+    if (to == DType::s16 && from == DType::s16) to = DType::s8;
+    const DType operands = s.coin() ? from : DType::s8;
+    hlo::DotDimensions d;
+    d.lhs_contracting = {1};
+    d.rhs_contracting = {s.coin() ? 0 : 1};
+    const auto M = s.pick(1, 3), K = s.pick(1, 4), N = s.pick(1, 3);
+    const Dims rhs = d.rhs_contracting[0] == 0 ? Dims{K, N} : Dims{N, K};
+    s.unary(Opcode::Convert, s.dot(s.leaf(operands, {M, K}), s.leaf(operands, rhs), d, from), to);
+  };
+  m["narrowing-convert-of-<op>"] = [](Instance& s, const AxiomInfo& i) {
+    const DType from = s.coin() ? DType::s32 : DType::u32, to = s.coin() ? DType::s8 : DType::u8;
+    const Dims d = s.dims(2);
+    s.unary(Opcode::Convert, s.op(i.lhs_opcodes[1], NodeAttributes{}, {s.leaf(from, d), s.leaf(from, d)}), to);
+  };
   m["slice-of-dot"] = [random_dot](Instance& s, const AxiomInfo&) {
     const Id d = random_dot(s, false);
     s.slice(d, s.ranges(s.type(d).dims));
@@ -987,6 +1008,38 @@ TEST_CASE("ir axioms: near misses are not rewritten", "[select][axioms]") {
   CHECK_FALSE(rewrites("convert-of-convert", converts(DType::f32, DType::bf16)));
   CHECK_FALSE(rewrites("convert-of-convert", converts(DType::s32, DType::s8)));
   CHECK(rewrites("convert-of-convert", converts(DType::s8, DType::s32)));
+
+  // Only a narrowing integer convert distributes over a dot or a ring operation: widening
+  // changes the wrap, and a float convert rounds.
+  const auto converted_dot = [](DType operands, DType to) {
+    return [operands, to](Instance& s) {
+      hlo::DotDimensions d;
+      d.lhs_contracting = {1};
+      d.rhs_contracting = {0};
+      s.unary(Opcode::Convert, s.dot(s.leaf(operands, {2, 3}), s.leaf(operands, {3, 2}), d, operands), to);
+    };
+  };
+  CHECK(rewrites("narrowing-convert-of-dot", converted_dot(DType::s32, DType::s8)));
+  CHECK_FALSE(rewrites("narrowing-convert-of-dot", converted_dot(DType::s8, DType::s32)));
+  CHECK_FALSE(rewrites("narrowing-convert-of-dot", converted_dot(DType::f32, DType::bf16)));
+  // A dot of operands widened from s8 is left alone: it is computed as it is (matmul32, then
+  // the low byte stored).
+  CHECK_FALSE(rewrites("narrowing-convert-of-dot", [](Instance& s) {
+    hlo::DotDimensions d;
+    d.lhs_contracting = {1};
+    d.rhs_contracting = {0};
+    const Id a = s.unary(Opcode::Convert, s.leaf(DType::s8, {2, 3}), DType::s32);
+    const Id b = s.unary(Opcode::Convert, s.leaf(DType::s8, {3, 2}), DType::s32);
+    s.unary(Opcode::Convert, s.dot(a, b, d, DType::s32), DType::s8);
+  }));
+  const auto converted_sum = [](DType from, DType to) {
+    return [from, to](Instance& s) {
+      s.unary(Opcode::Convert, s.op(Opcode::Add, NodeAttributes{}, {s.leaf(from, {4}), s.leaf(from, {4})}), to);
+    };
+  };
+  CHECK(rewrites("narrowing-convert-of-add", converted_sum(DType::s32, DType::s8)));
+  CHECK_FALSE(rewrites("narrowing-convert-of-add", converted_sum(DType::s8, DType::s32)));
+  CHECK_FALSE(rewrites("narrowing-convert-of-add", converted_sum(DType::f32, DType::s8)));
 
   const auto split = [](std::int64_t rows) {
     return [rows](Instance& s) { s.op(Opcode::Add, NodeAttributes{}, {s.leaf(DType::f32, {rows, 2}), s.leaf(DType::f32, {rows, 2})}); };

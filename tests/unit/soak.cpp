@@ -677,7 +677,7 @@ TEST_CASE("regression gemmini_dot_transposed_rhs: p0 . p1^T has a program, writt
   check_known_program("gemmini_dot_transposed_rhs", Backend<isa::Gemmini>::isa(), 3, 49);
   const codegen::CompileOutcome outcome = check_compiles<isa::Gemmini>("gemmini_dot_transposed_rhs", 60.0, 3, true);
   CHECK(outcome.statistics.split_retries == 1);
-  CHECK(outcome.statistics.intermediate_piece_retries == 0);  // no intermediate value to offer
+  CHECK(outcome.statistics.last_retries == 0);  // no intermediate value to offer
   CHECK(outcome.result->program.instructions.size() <= 49);
 }
 
@@ -688,8 +688,18 @@ TEST_CASE("regression gemmini_rowwise_dot_read_whole: a value computed a row at 
   // bytes as row pieces, concat^H in HBM joins the 16 stored rows, and one mvin loads them:
   // 16 x (mvin, matmul8, mvout) + mvin p0, mvin the rows, matmul8, mvout = 52 instructions.
   const codegen::CompileOutcome outcome = check_compiles<isa::Gemmini>("gemmini_rowwise_dot_read_whole", 60.0, 13, true);
-  CHECK(outcome.statistics.intermediate_piece_retries == 1);
+  CHECK(outcome.statistics.last_retries == 1);
   CHECK(outcome.result->program.instructions.size() <= 52);
+}
+
+TEST_CASE("regression gemmini_low_byte_of_s32_product: the low byte of an s32 product is an s8 product", "[soak][regression]") {
+  // convert<s8>(dot<s32>(convert<s32>(p0), p1)) with p1 an s32 parameter: no Gemmini instruction
+  // multiplies s32 values, and the e-graph grew to its iteration limit. On the last retry
+  // narrowing-convert-of-dot gives dot<s8>(p0, convert<s8>(p1)); mvout_acc_low stores p1's low
+  // bytes: 6 instructions.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Gemmini>("gemmini_low_byte_of_s32_product", 60.0, 190, true);
+  CHECK(outcome.statistics.last_retries == 2);  // the dot's row pieces first, then narrowing
+  CHECK(outcome.result->program.instructions.size() <= 6);
 }
 
 TEST_CASE("regression qkv_output_from_spanning_pieces: a program exists, and act compile finds it", "[soak][regression]") {

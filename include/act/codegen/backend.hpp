@@ -240,7 +240,7 @@ class CandidateStream {
     const select::GroupExplorer& groups = *state_->explorer;
     const select::RuleSet& rules = state_->rules;
     double rewrite = 0;
-    stats_.iterations = stats_.rounds = stats_.budget = stats_.enodes = stats_.eclasses = stats_.split_retries = stats_.intermediate_piece_retries = 0;
+    stats_.iterations = stats_.rounds = stats_.budget = stats_.enodes = stats_.eclasses = stats_.split_retries = stats_.last_retries = 0;
     stats_.saturated = true;
     stats_.rewrite_stop.clear();
     std::vector<std::size_t> count(rules.rules.size(), 0);
@@ -267,7 +267,7 @@ class CandidateStream {
           stats_.rewrite_stop = std::string(egraph::to_string(e.reports().back().stop_reason));
       }
       stats_.split_retries += static_cast<std::size_t>(group.split_retries);
-      stats_.intermediate_piece_retries += group.intermediate_pieces ? 1 : 0;
+      stats_.last_retries += static_cast<std::size_t>(group.last_retries);
       stats_.enodes += group.graph->num_nodes();
       stats_.eclasses += group.graph->num_classes();
     }
@@ -365,9 +365,11 @@ inline std::string no_program_message(const hlo::Module& kernel, const isa::IsaV
     // After a retry (group_explorer.hpp) rounds and e-nodes are the latest attempt's, while
     // iterations count every attempt: the message says so.
     const std::string last_retry =
-        s.intermediate_piece_retries == 0 ? "" : ", then one with intermediate dots also in row pieces";
+        s.last_retries == 0 ? ""
+                            : fmt::format(", then {} last retr{} (intermediate dots in row pieces, integer narrowing)",
+                                          s.last_retries, s.last_retries == 1 ? "y" : "ies");
     const std::string attempts =
-        s.split_retries == 0 && s.intermediate_piece_retries == 0
+        s.split_retries == 0 && s.last_retries == 0
             ? fmt::format("{} rewrite iterations over {} rounds", s.iterations, s.rounds)
             : fmt::format("{} rewrite iterations in all; {} retr{} with the outputs split deeper{}, the latest over {} rounds",
                           s.iterations, s.split_retries, s.split_retries == 1 ? "y" : "ies", last_retry, s.rounds);

@@ -51,7 +51,7 @@ struct Statistics {
   bool saturated = false;
   std::string rewrite_stop;  // why the last rewriting run stopped ("node limit", ...), empty before any
   std::size_t split_retries = 0;  // e-graphs rebuilt with outputs split deeper (group_explorer.hpp)
-  std::size_t intermediate_piece_retries = 0;  // ... rebuilt with intermediate dots in row pieces (the last retry)
+  std::size_t last_retries = 0;  // last retries: intermediate dots in row pieces, then integer narrowing
   // Rule applications that changed the e-graph, by kind (IR->IR axioms are what the paper's
   // "rewrites applied" counts), and the most applied rules as "name count", most first.
   std::size_t axioms_applied = 0;

@@ -48,6 +48,7 @@ struct InitialGraph {
   sim::KernelImage image;           // the whole HBM placement (phase 2 needs it)
   bool reorders_bytes = false;      // some input or output is tiled or not row-major
   std::size_t intermediate_dot_rows = 0;  // intermediate dots that intermediate_pieces would offer in pieces
+  std::size_t narrowing_converts = 0;     // converts of an integer to a narrower integer
 };
 
 // Whether `s` (or a tuple element) is laid out other than row-major untiled.
@@ -359,6 +360,12 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   // intermediate_pieces: the group explorer's last retry (group_explorer.hpp).
   const std::vector<std::size_t> dots = init_detail::intermediate_dot_rows(entry, needed);
   result.intermediate_dot_rows = dots.size();
+  for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
+    const hlo::Instruction& inst = entry.instructions[i];
+    if (!needed[i] || inst.opcode != Opcode::Convert || inst.operands.empty()) continue;
+    const DType from = entry.instructions[static_cast<std::size_t>(inst.operands[0])].shape.dtype, to = inst.shape.dtype;
+    if (is_integer(from) && is_integer(to) && to != DType::pred && bit_width(to) < bit_width(from)) ++result.narrowing_converts;
+  }
   if (intermediate_pieces) init_detail::offer_intermediate_bytes(b, entry, value, dots);
   graph.rebuild();
   return result;

@@ -274,6 +274,9 @@ struct SelectionContext {
   // whole (GroupExplorer, row-unit ISAs). Then the axioms that move a slice through a
   // flattening reshape or a byte bitcast act too (axioms/slicing.hpp).
   bool row_piece_retry = false;
+  // This context serves the group explorer's last retry: the axioms that narrow integer
+  // arithmetic through a wrapping convert act too (narrowing-convert-of-dot and -of-<op>).
+  bool last_retry = false;
 
   const NodeAttributes& attributes_of(const TensorOp& op) const { return attributes[op.attributes]; }
 };

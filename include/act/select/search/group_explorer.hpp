@@ -27,10 +27,11 @@
 // to 47,000-76,000 over 2 s and ran into the 3 s timeout. (A QKV output of 3,072 rows, too
 // large for one store, needs its retries' full limit.)
 //
-// When those retries are over, one more attempt (retry_with_intermediate_pieces) rebuilds the
-// e-graph at the first retry's split with every intermediate dot of several rows also offered
-// as its row pieces, at half the node limit: a value an ISA computes only a row at a time
-// (Gemmini: p0 . p1^T) can then be assembled in HBM and read whole by a later instruction.
+// When those retries are over, up to two more attempts (retry_last) rebuild the e-graph at the
+// first retry's split and half the node limit: one with every intermediate dot of several rows
+// also offered as its row pieces (a value an ISA computes only a row at a time, Gemmini's
+// p0 . p1^T, can then be assembled in HBM and read whole by a later instruction), then one
+// where the axioms that narrow wrapping integer arithmetic act too (SelectionContext::last_retry).
 //
 // Combinations come level by level: level L adds each group's L-th graph (0-based), and
 // the new combinations are those that hold at least one graph added since the last batch of
@@ -113,6 +114,8 @@ class GroupExplorer {
     bool split_on_retry = false;                    // module 1 did not split the outputs at first
     bool retry_for_pieces = false;                  // ... and retried for its pieces, not a store's size
     bool intermediate_pieces = false;               // the attempt offers intermediate dots in row pieces
+    bool narrowing = false;                         // ... and its rules narrow integer arithmetic
+    int last_retries = 0;                           // attempts made by retry_last
     std::unique_ptr<WholeOutputAttempt> whole_outputs;  // the first attempt, when retried for pieces
     std::vector<egraph::RunReport> earlier_reports; // rewriting runs of earlier attempts
     std::vector<PiiGraph> graphs;                   // yielded so far, in the caller's context
@@ -218,7 +221,7 @@ class GroupExplorer {
 
   void start_explorer(Group& g) {
     ExplorerOptions o = options_;
-    if (g.intermediate_pieces)
+    if (g.last_retries > 0)
       o.runner.node_limit /= kPieceRetryNodeShare;
     else if (g.after_cut)
       o.runner.node_limit /= kCutRetryNodeShare;
@@ -241,7 +244,7 @@ class GroupExplorer {
       if (graph) g.yielded_any = true;
       if (graph || g.explorer->paused() || g.yielded_any || g.explorer->timed_out()) return graph;
       if (g.deeper_split >= kMaxDeeperSplits) {
-        if (!retry_with_intermediate_pieces(g)) return graph;
+        if (!retry_last(g)) return graph;
         continue;
       }
       // The retry of an e-graph cut short by its node or iteration limit gets a share of the
@@ -258,7 +261,7 @@ class GroupExplorer {
         g.split_on_retry = true;
         g.retry_for_pieces = !g.explorer->unmet_root_exceeds_a_store();
       } else if (g.init.smallest_output_piece < 32 || (!g.split_on_retry && !g.explorer->unmet_byte_view_of_producible_value())) {
-        if (!retry_with_intermediate_pieces(g)) return graph;
+        if (!retry_last(g)) return graph;
         continue;
       }
       g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
@@ -280,24 +283,36 @@ class GroupExplorer {
     g.own_context->isa = context_.isa;
     g.own_context->image = context_.image;
     g.own_context->row_piece_retry = g.split_on_retry;
+    g.own_context->last_retry = g.narrowing;
     g.context = g.own_context.get();
     g.own_rules = rule_set(*g.context);
     build_graph(g);
     start_explorer(g);
   }
 
-  // The last retry, once the deeper output splits are over: every intermediate dot of several
-  // rows is also offered as its row pieces (add_kernel's intermediate_pieces), so a value an ISA
-  // computes only a row at a time can be assembled in HBM and loaded whole (on Gemmini,
-  // p0 . (p0 . p0^T)). It runs at the first retry's output split and half the node limit (with
-  // a deeper split or a quarter of the limit, 13 of the Gemmini sound soak's kernels hit the
-  // limit before their programs). Not offered on the earlier retries: the pieces cost e-nodes,
-  // and two soak kernels those retries find programs for no longer found them. False when there
-  // is nothing to offer or it was offered.
-  bool retry_with_intermediate_pieces(Group& g) {
-    if (g.intermediate_pieces || g.init.intermediate_dot_rows == 0) return false;
+  // The last retries, once the deeper output splits are over, at the first retry's output
+  // split and half the node limit (with a deeper split or a quarter of the limit, 13 of the
+  // Gemmini sound soak's kernels hit the limit before their programs). First, every
+  // intermediate dot of several rows is also offered as its row pieces (add_kernel's
+  // intermediate_pieces), so a value an ISA computes only a row at a time can be assembled in
+  // HBM and loaded whole (Gemmini: p0 . (p0 . p0^T)). Then, for a kernel that narrows an
+  // integer, the axioms that narrow wrapping integer arithmetic act too
+  // (SelectionContext::last_retry: the low byte of an s32 product is an s8 product). Neither
+  // on the earlier attempts, nor both in one: each costs e-nodes, and soak kernels that an
+  // attempt without them compiles no longer found their programs within its node limit.
+  // False when nothing is left to try.
+  bool retry_last(Group& g) {
+    const bool pieces_next = !g.intermediate_pieces && !g.narrowing && g.init.intermediate_dot_rows > 0;
+    const bool narrowing_next = !g.narrowing && g.init.narrowing_converts > 0;
+    if (!pieces_next && !narrowing_next) return false;
     g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
-    g.intermediate_pieces = true;
+    if (pieces_next) {
+      g.intermediate_pieces = true;
+    } else {
+      g.narrowing = true;
+      g.intermediate_pieces = g.init.intermediate_dot_rows > 0;
+    }
+    ++g.last_retries;
     g.deeper_split = std::min(g.deeper_split, 1);
     restart(g);
     return true;

@@ -385,6 +385,38 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
         return b.op(Multiply, NodeAttributes{}, {x, y});
       });
 
+  // Integers wrap, so keeping the low w bits is a ring homomorphism: a narrowing integer
+  // convert of a dot is the dot of the narrowed operands in the narrow type,
+  // convert<T>(dot<U>(a, b)) → dot<T>(convert<T>(a), convert<T>(b)) (XLA converts int → int by
+  // wrapping; the reference interpreter accumulates with wrap). Only where an instruction
+  // computes a T dot as it is: Gemmini's matmul8 then computes the low byte of an s32 product
+  // of s32 values, which no instruction multiplies. Not for a dot of operands widened from T
+  // (matmul32 + mvout_acc_low computes it as it is): there it only grew the e-graph.
+  // Only on the last retry (SelectionContext::last_retry) and without an ISA (the soundness
+  // tests): in every attempt they grew e-graphs enough that two Gemmini soak kernels the
+  // earlier retries compile reached the node limit first.
+  if (ctx.last_retry || ctx.isa.instructions.empty()) {
+    rules.add(info("narrowing-convert-of-dot", D, {Convert, Dot}, {Dot, Convert}, false, "act (wrapping integer arithmetic)"),
+              "(convert@outer (dot@dot ?a ?b))",
+              [dot_types](const View& v) {
+                const DType to = v.attr("outer").dtype, from = v.attr("dot").dtype;
+                return is_integer(to) && is_integer(from) && to != DType::pred && from != DType::pred &&
+                       bit_width(to) < bit_width(from) && dot_types.allows(to) &&
+                       !(widened_from_at_most(v.g, v.cls("?a"), to) && widened_from_at_most(v.g, v.cls("?b"), to));
+              },
+              [](const View& v, Build& b) {
+                const DotMatch m = read_dot(v);
+                const DType to = v.attr("outer").dtype;
+                const auto narrow = [&](Id x, const Shape& t) {
+                  if (t.dtype == to) return x;
+                  NodeAttributes a;
+                  a.dtype = to;
+                  return b.op(Convert, a, {x});
+                };
+                return b.dot(narrow(m.a, m.ta), narrow(m.b, m.tb), m.dims, to);
+              });
+  }
+
   // ---- operators expressed as a dot with a constant (issue 3; App. C completeness) ----------
   // broadcast<{0}>(x:[n]) to [n,m] → dot(reshape(x,[n,1]), ones[1,m]); broadcast<{1}> to [m,n]
   // → dot(ones[m,1], reshape(x,[1,n])). x·1 summed from 0 is exact (−0 becomes +0).

@@ -102,6 +102,26 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
                 fmt::format("({}@outer ({}@inner ?x ?y))", name_of(layout), name_of(f)),
                 "(@inner (@outer ?x) (@outer ?y))");
 
+    // Integers wrap, so a narrowing integer convert distributes over the ring operations:
+    // convert<T>(f(x, y)) → f(convert<T>(x), convert<T>(y)) for f ∈ {add, subtract, multiply}
+    // (the converse of rewrites.md CVT-4). Gemmini's mac8 then adds in s8 what was an s32 sum.
+    // Kept only where an instruction applies f to two values (the filter), like every axiom
+    // whose result is rooted at f over data; not for operands both widened from T.
+    // Only on the last retry, as narrowing-convert-of-dot (axioms/dot.hpp).
+    if ((f == Add || f == Subtract || f == Multiply) && (ctx.last_retry || ctx.isa.instructions.empty())) {
+      AxiomInfo narrowing = info("narrowing-convert-of-<op>", f, {Convert, f}, {f, Convert}, false, "rewrites.md CVT-4 (converse)");
+      narrowing.binary_root_over_data = f;
+      rules.add(std::move(narrowing),
+                fmt::format("(convert@outer ({}@inner ?x ?y))", name_of(f)),
+                [](const View& v) {
+                  const DType to = v.attr("outer").dtype, from = v.type("?x").dtype;
+                  return is_integer(to) && is_integer(from) && to != DType::pred && from != DType::pred &&
+                         bit_width(to) < bit_width(from) &&
+                         !(widened_from_at_most(v.g, v.cls("?x"), to) && widened_from_at_most(v.g, v.cls("?y"), to));
+                },
+                "(@inner (@outer ?x) (@outer ?y))");
+    }
+
     // rewrites.md SS-1: concat(f(a, b), f(c, d)) → f(concat(a, c), concat(b, d)).
     rules.add(info("concat-of-<op>", f, {Concatenate, f}, {f, Concatenate}, false, "rewrites.md SS-1"),
               fmt::format("(concatenate@outer ({0}@l ?a ?b) ({0}@r ?c ?d))", name_of(f)),

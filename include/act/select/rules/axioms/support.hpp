@@ -240,6 +240,19 @@ inline bool has_operator(const TensorGraph& g, Id cls, hlo::Opcode code) {
   return false;
 }
 
+// Whether class `cls` holds a convert of an integer value no wider than `narrow`: its low
+// bits are a value of that width already, so narrowing it gains nothing a convert-of-convert
+// does not give. The narrowing-convert axioms skip operations whose operands all are such.
+inline bool widened_from_at_most(const TensorGraph& g, Id cls, DType narrow) {
+  if (!may_hold_operator(g, cls, hlo::Opcode::Convert)) return false;
+  for (Id n : g.class_nodes(cls)) {
+    if (!is_operator_node(g, n, hlo::Opcode::Convert)) continue;
+    const DType from = g.data(g.node(n).children[0]).type.dtype;
+    if (is_integer(from) && from != DType::pred && bit_width(from) <= bit_width(narrow)) return true;
+  }
+  return false;
+}
+
 // Dot dimension bookkeeping: the free dims of each operand in order.
 inline bool is_free_dim(std::int64_t d, const Dims& batch, const Dims& contracting) {
   return !contains(batch, d) && !contains(contracting, d);
