@@ -73,6 +73,11 @@ constexpr bool is_signed_integer(DType t) { return info(t).is_integer && info(t)
 constexpr bool is_float(DType t) { return info(t).is_float; }
 constexpr bool is_computable(DType t) { return info(t).is_computable; }
 constexpr int bit_width(DType t) { return info(t).bits; }
+// A convert from `from` to `to` keeps the low bits of an integer (XLA wraps): both integers,
+// neither pred (converting to pred compares with zero), `to` narrower.
+constexpr bool is_integer_narrowing(DType from, DType to) {
+  return is_integer(from) && is_integer(to) && from != DType::pred && to != DType::pred && bit_width(to) < bit_width(from);
+}
 // Bytes one element occupies in a literal or in HBM (sub-byte types take a whole byte).
 constexpr int byte_width(DType t) { return info(t).bits <= 8 ? (info(t).bits == 0 ? 0 : 1) : info(t).bits / 8; }
 

@@ -364,7 +364,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     const hlo::Instruction& inst = entry.instructions[i];
     if (!needed[i] || inst.opcode != Opcode::Convert || inst.operands.empty()) continue;
     const DType from = entry.instructions[static_cast<std::size_t>(inst.operands[0])].shape.dtype, to = inst.shape.dtype;
-    if (is_integer(from) && is_integer(to) && to != DType::pred && bit_width(to) < bit_width(from)) ++result.narrowing_converts;
+    if (is_integer_narrowing(from, to)) ++result.narrowing_converts;
   }
   if (intermediate_pieces) init_detail::offer_intermediate_bytes(b, entry, value, dots);
   graph.rebuild();

@@ -274,7 +274,7 @@ class GroupExplorer {
     }
   }
 
-  // A new attempt of the group at its current deeper_split and intermediate_pieces.
+  // A new attempt of the group at its current deeper_split, intermediate_pieces and narrowing.
   void restart(Group& g) {
     g.explorer.reset();
     // A fresh context too, so the new attempt interns (and matches) as a first one would.

@@ -399,10 +399,8 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
     rules.add(info("narrowing-convert-of-dot", D, {Convert, Dot}, {Dot, Convert}, false, "act (wrapping integer arithmetic)"),
               "(convert@outer (dot@dot ?a ?b))",
               [dot_types](const View& v) {
-                const DType to = v.attr("outer").dtype, from = v.attr("dot").dtype;
-                return is_integer(to) && is_integer(from) && to != DType::pred && from != DType::pred &&
-                       bit_width(to) < bit_width(from) && dot_types.allows(to) &&
-                       !(widened_from_at_most(v.g, v.cls("?a"), to) && widened_from_at_most(v.g, v.cls("?b"), to));
+                const DType to = v.attr("outer").dtype;
+                return dot_types.allows(to) && narrowing_pays(v.g, v.attr("dot").dtype, to, v.cls("?a"), v.cls("?b"));
               },
               [](const View& v, Build& b) {
                 const DotMatch m = read_dot(v);

@@ -114,10 +114,7 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
       rules.add(std::move(narrowing),
                 fmt::format("(convert@outer ({}@inner ?x ?y))", name_of(f)),
                 [](const View& v) {
-                  const DType to = v.attr("outer").dtype, from = v.type("?x").dtype;
-                  return is_integer(to) && is_integer(from) && to != DType::pred && from != DType::pred &&
-                         bit_width(to) < bit_width(from) &&
-                         !(widened_from_at_most(v.g, v.cls("?x"), to) && widened_from_at_most(v.g, v.cls("?y"), to));
+                  return narrowing_pays(v.g, v.type("?x").dtype, v.attr("outer").dtype, v.cls("?x"), v.cls("?y"));
                 },
                 "(@inner (@outer ?x) (@outer ?y))");
     }

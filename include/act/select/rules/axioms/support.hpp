@@ -242,7 +242,7 @@ inline bool has_operator(const TensorGraph& g, Id cls, hlo::Opcode code) {
 
 // Whether class `cls` holds a convert of an integer value no wider than `narrow`: its low
 // bits are a value of that width already, so narrowing it gains nothing a convert-of-convert
-// does not give. The narrowing-convert axioms skip operations whose operands all are such.
+// does not give.
 inline bool widened_from_at_most(const TensorGraph& g, Id cls, DType narrow) {
   if (!may_hold_operator(g, cls, hlo::Opcode::Convert)) return false;
   for (Id n : g.class_nodes(cls)) {
@@ -251,6 +251,13 @@ inline bool widened_from_at_most(const TensorGraph& g, Id cls, DType narrow) {
     if (is_integer(from) && from != DType::pred && bit_width(from) <= bit_width(narrow)) return true;
   }
   return false;
+}
+
+// The condition of the narrowing-convert axioms: convert<to> of an operation of type `from` on
+// x and y narrows an integer, and not both operands are widened from `to` already (those are
+// computed as they are, and narrowing them only grew the e-graph).
+inline bool narrowing_pays(const TensorGraph& g, DType from, DType to, Id x, Id y) {
+  return is_integer_narrowing(from, to) && !(widened_from_at_most(g, x, to) && widened_from_at_most(g, y, to));
 }
 
 // Dot dimension bookkeeping: the free dims of each operand in order.
