@@ -621,6 +621,36 @@ ENTRY main {
   require_verifies(kernel, ctx.isa, *r.program);
 }
 
+TEST_CASE("an output that is also a piece of a value assembled in HBM gets bytes of its own") {
+  // Rows 0-31 of a product are an output and, with rows 32-63, the whole product is loaded back
+  // (concat^H in HBM). The assembly would pin rows 32-63 beside the output's region, where other
+  // outputs sit; with_outputs_apart stores the output's rows once more, for the output alone.
+  std::vector<PiiNode> n;
+  n.push_back(leaf(0, 8192));                                 // 0 A
+  n.push_back(pii(kLoadRm, {32}, kD1, rows(32), {0}));        // 1
+  n.push_back(pii(kStoreRm, {32}, kD0, bytes(4096), {1}));    // 2 rows 0-31: output 0
+  n.push_back(pii(kStoreRm, {32}, kD0, bytes(4096), {1}));    // 3 rows 32-63
+  n.push_back(concat_h(kD0, 0, bytes(8192), {2, 3}));         // 4 the whole value
+  n.push_back(pii(kLoadRm, {64}, kD1, rows(64), {4}));        // 5
+  n.push_back(pii(kStoreRm, {64}, kD0, bytes(8192), {5}));    // 6 output 1
+  const select::PiiGraph g(std::move(n), {2, 6});
+  CHECK(alloc::with_distinct_outputs(g).nodes().size() == g.nodes().size());  // no root repeats
+  const select::PiiGraph apart = alloc::with_outputs_apart(g);
+  REQUIRE(apart.roots().size() == 2);
+  const auto assembly = std::find_if(apart.nodes().begin(), apart.nodes().end(),
+                                     [](const PiiNode& x) { return x.kind == PiiNodeKind::ConcatH; });
+  REQUIRE(assembly != apart.nodes().end());
+  REQUIRE(assembly->operands.size() == 2);
+  const PiiNode& output = apart.node(apart.roots()[0]);
+  const PiiNode& first_piece = apart.node(assembly->operands[0]);
+  CHECK(apart.roots()[0] != assembly->operands[0]);    // the output is a store of its own ...
+  CHECK(output.kind == PiiNodeKind::Pii);
+  CHECK(output.index == kStoreRm);
+  CHECK(output.operands == first_piece.operands);      // ... of the same on-chip value
+  CHECK(apart.node(apart.roots()[1]).index == kStoreRm);  // the other output stays as it was
+  CHECK(apart.pii_count() == g.pii_count() + 1);
+}
+
 TEST_CASE("a store whose window the output keeps only part of may be written over by a later store") {
   // out = concatenate(a, b[16:32]): b is stored whole at output row 16, its rows 0-15 then
   // written over by a's store to rows 0-31. The two stores' windows overlap in output rows

@@ -702,6 +702,17 @@ TEST_CASE("regression gemmini_low_byte_of_s32_product: the low byte of an s32 pr
   CHECK(outcome.result->program.instructions.size() <= 6);
 }
 
+TEST_CASE("regression gemmini_output_rows_of_reloaded_product: an output that is also part of a reloaded value", "[soak][regression]") {
+  // d = p0 . p0^T, computed a row at a time; rows 0-7 of d are an output and d is loaded whole
+  // for the s32 product d . d. The pii graph stored d's rows once, in the output's region, and
+  // assembled d there with concat^H: its rows 8-15 then sat where the other output is ("address
+  // equalities leave no room"), and the extraction spent the budget looking for another graph.
+  // Phase 2 now stores rows 0-7 a second time for the output (output_copies.hpp): 16 x (mvin,
+  // matmul8, mvout) + 8 more mvouts + mvin p0, mvin d, matmul32, mvout_acc_low = 60.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Gemmini>("gemmini_output_rows_of_reloaded_product", 60.0, 3, true);
+  CHECK(outcome.result->program.instructions.size() <= 60);
+}
+
 TEST_CASE("regression qkv_output_from_spanning_pieces: a program exists, and act compile finds it", "[soak][regression]") {
   // A 128-row output concatenated from 19 row pieces, some spanning two inputs of an inner
   // concatenate. Without slice-of-concat-split such a piece could only be cut from the inner

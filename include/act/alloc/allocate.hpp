@@ -240,13 +240,14 @@ inline std::optional<std::string> overfull_instruction(const GraphValues& values
 
 }  // namespace allocate_detail
 
-// Allocates one pii graph. `solver` may be shared across calls (one Z3 context per compile).
-// Throws act::Error when the graph does not fit the ISA or the kernel (values.hpp).
-// Order of fallbacks: the esun schedule and the schedules repairing its unsat cores; then, while
-// a core names a live range that can be split (live_range_split.hpp), the graph with that range
-// split, again with repairs only; finally every topological order of the last graph (§6.4).
-inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView& isa, const select::ConstantTable& constants,
-                               const sim::KernelImage& image, CspSolver& solver, const AllocateOptions& options = {}) {
+namespace allocate_detail {
+
+// Allocates one pii graph as it is (repeated roots copied). Order of fallbacks: the esun schedule
+// and the schedules repairing its unsat cores; then, while a core names a live range that can be
+// split (live_range_split.hpp), the graph with that range split, again with repairs only;
+// finally every topological order of the last graph (§6.4).
+inline AllocateResult allocate_graph(const select::PiiGraph& graph, const isa::IsaView& isa, const select::ConstantTable& constants,
+                                     const sim::KernelImage& image, CspSolver& solver, const AllocateOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   AllocateResult result;
   SpillTable spills(isa);
@@ -383,6 +384,44 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
                                  failure.empty() ? "no schedule left" : failure);
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return result;
+}
+
+// `later`'s statistics added to `earlier`'s (two allocations of one pii graph).
+inline AllocateStats combined(AllocateStats earlier, const AllocateStats& later) {
+  earlier.schedules_tried += later.schedules_tried;
+  earlier.schedules_pruned += later.schedules_pruned;
+  earlier.csp_variables = later.csp_variables;
+  earlier.csp_constraints = later.csp_constraints;
+  earlier.interference_edges = later.interference_edges;
+  earlier.solve_seconds += later.solve_seconds;
+  earlier.seconds += later.seconds;
+  earlier.solved_by = later.solved_by;
+  earlier.live_range_splits += later.live_range_splits;
+  earlier.splits.insert(earlier.splits.end(), later.splits.begin(), later.splits.end());
+  return earlier;
+}
+
+}  // namespace allocate_detail
+
+// Allocates one pii graph. `solver` may be shared across calls (one Z3 context per compile).
+// Throws act::Error when the graph does not fit the ISA or the kernel (values.hpp).
+// The graph as extracted first; when that fails and an output is also a piece of a value
+// assembled in HBM, again with that output's bytes apart (output_copies.hpp). Not the other way
+// round: where the shared bytes fit, the copy would only add stores.
+inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView& isa, const select::ConstantTable& constants,
+                               const sim::KernelImage& image, CspSolver& solver, const AllocateOptions& options = {}) {
+  AllocateResult shared = allocate_detail::allocate_graph(graph, isa, constants, image, solver, options);
+  if (shared.program || std::chrono::steady_clock::now() >= options.deadline) return shared;
+  select::PiiGraph apart = with_outputs_apart(graph);
+  if (apart.nodes().size() == with_distinct_outputs(graph).nodes().size()) return shared;
+  AllocateResult separate = allocate_detail::allocate_graph(apart, isa, constants, image, solver, options);
+  separate.stats = allocate_detail::combined(std::move(shared.stats), separate.stats);
+  if (!separate.program) {
+    shared.stats = separate.stats;
+    return shared;
+  }
+  if (!separate.graph) separate.graph = std::move(apart);
+  return separate;
 }
 
 inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView& isa, const select::ConstantTable& constants,

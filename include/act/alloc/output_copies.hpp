@@ -4,6 +4,11 @@
 // root and, transitively, its non-leaf operands in HBM (the stores, concat^H / slice^H /
 // overlay^H that assemble the output). The on-chip values those copies read stay shared, so the
 // copy costs one more store per stored tile and nothing else.
+// An output may also be a piece of a larger value that a concat^H or overlay^H of the graph
+// assembles in HBM (rows 0-7 of a product, stored a row at a time, are an output, and the whole
+// product is loaded back): the assembly pins its other pieces beside the output's region, where
+// other outputs sit. with_outputs_apart gives such an output a copy of its HBM part too; phase 2
+// tries it only when the shared bytes cannot be allocated (allocate.hpp).
 // A root that reaches a kernel input through HBM identity instructions alone still aliases that
 // input; values.hpp rejects it with its own message.
 #pragma once
@@ -15,19 +20,21 @@
 
 namespace act::alloc {
 
-// `graph` with a copy of the HBM part of every root that repeats an earlier root; `graph`
-// itself when no root repeats.
-inline select::PiiGraph with_distinct_outputs(const select::PiiGraph& graph) {
+namespace output_copies_detail {
+
+// `graph` with the roots for which `needs_copy(r)` holds replaced by copies of their HBM part;
+// `graph` itself when there are none.
+template <class NeedsCopy>
+select::PiiGraph with_root_copies(const select::PiiGraph& graph, NeedsCopy needs_copy) {
   const std::vector<std::size_t>& roots = graph.roots();
-  bool repeats = false;
-  for (std::size_t r = 1; r < roots.size() && !repeats; ++r)
-    for (std::size_t q = 0; q < r && !repeats; ++q) repeats = roots[q] == roots[r];
-  if (!repeats) return graph;
+  bool any = false;
+  for (std::size_t r = 0; r < roots.size() && !any; ++r) any = needs_copy(r);
+  if (!any) return graph;
 
   std::vector<select::PiiNode> nodes = graph.nodes();
   const int hbm = graph.node(roots.front()).buffer;
   // Copies `i` and its non-leaf HBM operands, returning the copy's index (memo: one copy per
-  // node per repeated root, so a diamond inside the HBM part stays a diamond).
+  // node per copied root, so a diamond inside the HBM part stays a diamond).
   std::vector<std::size_t> copy_of;
   auto copy = [&](auto&& self, std::size_t i) -> std::size_t {
     const select::PiiNode& original = graph.node(i);
@@ -39,14 +46,39 @@ inline select::PiiGraph with_distinct_outputs(const select::PiiGraph& graph) {
     return copy_of[i] = nodes.size() - 1;
   };
   std::vector<std::size_t> new_roots = roots;
-  for (std::size_t r = 1; r < roots.size(); ++r) {
-    bool repeated = false;
-    for (std::size_t q = 0; q < r && !repeated; ++q) repeated = roots[q] == roots[r];
-    if (!repeated) continue;
+  for (std::size_t r = 0; r < roots.size(); ++r) {
+    if (!needs_copy(r)) continue;
     copy_of.assign(graph.nodes().size(), select::PiiGraph::kDropped);
     new_roots[r] = copy(copy, roots[r]);
   }
   return select::PiiGraph(std::move(nodes), new_roots);
+}
+
+inline bool repeats_earlier_root(const select::PiiGraph& graph, std::size_t r) {
+  for (std::size_t q = 0; q < r; ++q)
+    if (graph.roots()[q] == graph.roots()[r]) return true;
+  return false;
+}
+
+}  // namespace output_copies_detail
+
+// `graph` with a copy of the HBM part of every root that repeats an earlier root; `graph`
+// itself when no root repeats.
+inline select::PiiGraph with_distinct_outputs(const select::PiiGraph& graph) {
+  return output_copies_detail::with_root_copies(
+      graph, [&](std::size_t r) { return output_copies_detail::repeats_earlier_root(graph, r); });
+}
+
+// Also copies the HBM part of every root that a concat^H or overlay^H of `graph` places inside a
+// larger value (the first of repeated roots included: the original stays in the assembly).
+inline select::PiiGraph with_outputs_apart(const select::PiiGraph& graph) {
+  std::vector<bool> placed(graph.nodes().size(), false);
+  for (const select::PiiNode& x : graph.nodes())
+    if (x.kind == select::PiiNodeKind::ConcatH || x.kind == select::PiiNodeKind::OverlayH)
+      for (std::size_t o : x.operands) placed[o] = true;
+  return output_copies_detail::with_root_copies(graph, [&](std::size_t r) {
+    return placed[graph.roots()[r]] || output_copies_detail::repeats_earlier_root(graph, r);
+  });
 }
 
 }  // namespace act::alloc
