@@ -217,6 +217,7 @@ TEST_CASE("module 1: intermediate dots are offered in row pieces only when asked
   TensorGraph plain{TensorAnalysis(&c)};
   const InitialGraph init = add_kernel(plain, c, kernel);
   CHECK(init.intermediate_dot_rows == 1);
+  CHECK(init.transposed_intermediate_dots == 1);  // it reads transpose(K)
   SelectionContext c2 = qkv_context();
   TensorGraph pieces{TensorAnalysis(&c2)};
   const InitialGraph with_pieces = add_kernel(pieces, c2, kernel, {}, 0, true);
@@ -231,6 +232,27 @@ TEST_CASE("module 1: intermediate dots are offered in row pieces only when asked
   };
   CHECK_FALSE(concatenated(plain));
   CHECK(concatenated(pieces));
+}
+
+TEST_CASE("module 1: counts the intermediate dots that contract an operand's rows") {
+  // Only intermediate dots count (the second dot is the output), and only a non-canonical one.
+  const auto count = [](const char* lhs_dims, const char* rhs_dims) {
+    const auto kernel = hlo::parse_module(fmt::format(R"(HloModule k
+ENTRY main {{
+  %p0 = s8[16,16] parameter(0)
+  %p1 = s8[16,16] parameter(1)
+  %d = s8[16,16] dot(%p0, %p1), lhs_contracting_dims={{{}}}, rhs_contracting_dims={{{}}}
+  ROOT %e = s8[16,16] dot(%d, %p1), lhs_contracting_dims={{1}}, rhs_contracting_dims={{1}}
+}})", lhs_dims, rhs_dims));
+    SelectionContext c = qkv_context();
+    TensorGraph g{TensorAnalysis(&c)};
+    const InitialGraph init = add_kernel(g, c, kernel);
+    CHECK(init.intermediate_dot_rows == 1);
+    return init.transposed_intermediate_dots;
+  };
+  CHECK(count("1", "0") == 0);
+  CHECK(count("1", "1") == 1);
+  CHECK(count("0", "0") == 1);
 }
 
 TEST_CASE("module 1: a tiled s8 parameter is read through reshape + transpose") {

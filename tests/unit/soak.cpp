@@ -652,10 +652,13 @@ TEST_CASE("regression gemmini_transposed_products_prove_none: s8 products of tra
   // iteration limit (0.8 s); the filter drops that axiom where no instruction multiplies two
   // inputs, and the first e-graph saturates at about 2,600 e-nodes. That saturation was taken
   // as a proof, but a program exists: the first output concatenates two copies of 8 rows, and
-  // the retry that offers it as its row pieces (row_concat_bytes) finds 199 instructions.
+  // the retry that offers it as its row pieces (row_concat_bytes) found 199 instructions. Its
+  // intermediate dots contract transposed operands, so their row pieces now come with the first
+  // attempt (group_explorer.hpp), which finds 108 instructions without a retry.
   const codegen::CompileOutcome outcome =
       check_compiles<isa::Gemmini>("gemmini_transposed_products_prove_none", 60.0, 87);
-  CHECK(outcome.statistics.split_retries == 1);
+  CHECK(outcome.statistics.split_retries == 0);
+  CHECK(outcome.result->program.instructions.size() <= 108);
 }
 
 TEST_CASE("regression gemmini_small_egraph_settles: a saturated first e-graph is no proof while the output was whole",
@@ -687,8 +690,11 @@ TEST_CASE("regression gemmini_rowwise_dot_read_whole: a value computed a row at 
   // instruction writes, so no retry found a program; the last retry offers the inner dot's
   // bytes as row pieces, concat^H in HBM joins the 16 stored rows, and one mvin loads them:
   // 16 x (mvin, matmul8, mvout) + mvin p0, mvin the rows, matmul8, mvout = 52 instructions.
+  // The inner dot contracts p0's rows and no Gemmini instruction transposes, so the pieces now
+  // come with the first attempt (group_explorer.hpp): no retry, 0.05 s instead of 1.6 s.
   const codegen::CompileOutcome outcome = check_compiles<isa::Gemmini>("gemmini_rowwise_dot_read_whole", 60.0, 13, true);
-  CHECK(outcome.statistics.last_retries == 1);
+  CHECK(outcome.statistics.split_retries == 0);
+  CHECK(outcome.statistics.last_retries == 0);
   CHECK(outcome.result->program.instructions.size() <= 52);
 }
 

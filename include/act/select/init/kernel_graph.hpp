@@ -48,6 +48,7 @@ struct InitialGraph {
   sim::KernelImage image;           // the whole HBM placement (phase 2 needs it)
   bool reorders_bytes = false;      // some input or output is tiled or not row-major
   std::size_t intermediate_dot_rows = 0;  // intermediate dots that intermediate_pieces would offer in pieces
+  std::size_t transposed_intermediate_dots = 0;  // ... of them, those that contract an operand's rows (p0 . p1^T)
   std::size_t narrowing_converts = 0;     // converts of an integer to a narrower integer
 };
 
@@ -360,6 +361,15 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   // intermediate_pieces: the group explorer's last retry (group_explorer.hpp).
   const std::vector<std::size_t> dots = init_detail::intermediate_dot_rows(entry, needed);
   result.intermediate_dot_rows = dots.size();
+  for (std::size_t i : dots) {
+    const hlo::Instruction& dot = entry.instructions[i];
+    const bool canonical = dot.dot.lhs_batch.empty() && dot.dot.rhs_batch.empty() && dot.dot.lhs_contracting == std::vector<std::int64_t>{1} &&
+                           dot.dot.rhs_contracting == std::vector<std::int64_t>{0};
+    const bool reads_transpose = std::any_of(dot.operands.begin(), dot.operands.end(), [&](int o) {
+      return entry.instructions[static_cast<std::size_t>(o)].opcode == Opcode::Transpose;
+    });
+    if (!canonical || reads_transpose) ++result.transposed_intermediate_dots;
+  }
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
     const hlo::Instruction& inst = entry.instructions[i];
     if (!needed[i] || inst.opcode != Opcode::Convert || inst.operands.empty()) continue;
