@@ -412,8 +412,8 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
                                const sim::KernelImage& image, CspSolver& solver, const AllocateOptions& options = {}) {
   AllocateResult shared = allocate_detail::allocate_graph(graph, isa, constants, image, solver, options);
   if (shared.program || std::chrono::steady_clock::now() >= options.deadline) return shared;
+  if (!places_an_output(graph)) return shared;
   select::PiiGraph apart = with_outputs_apart(graph);
-  if (apart.nodes().size() == with_distinct_outputs(graph).nodes().size()) return shared;
   AllocateResult separate = allocate_detail::allocate_graph(apart, isa, constants, image, solver, options);
   separate.stats = allocate_detail::combined(std::move(shared.stats), separate.stats);
   if (!separate.program) {

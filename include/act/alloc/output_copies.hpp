@@ -13,6 +13,7 @@
 // input; values.hpp rejects it with its own message.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -60,6 +61,15 @@ inline bool repeats_earlier_root(const select::PiiGraph& graph, std::size_t r) {
   return false;
 }
 
+// For each node of `graph`: whether a concat^H or overlay^H places it inside a larger value.
+inline std::vector<bool> placed_in_assembly(const select::PiiGraph& graph) {
+  std::vector<bool> placed(graph.nodes().size(), false);
+  for (const select::PiiNode& x : graph.nodes())
+    if (x.kind == select::PiiNodeKind::ConcatH || x.kind == select::PiiNodeKind::OverlayH)
+      for (std::size_t o : x.operands) placed[o] = true;
+  return placed;
+}
+
 }  // namespace output_copies_detail
 
 // `graph` with a copy of the HBM part of every root that repeats an earlier root; `graph`
@@ -72,13 +82,17 @@ inline select::PiiGraph with_distinct_outputs(const select::PiiGraph& graph) {
 // Also copies the HBM part of every root that a concat^H or overlay^H of `graph` places inside a
 // larger value (the first of repeated roots included: the original stays in the assembly).
 inline select::PiiGraph with_outputs_apart(const select::PiiGraph& graph) {
-  std::vector<bool> placed(graph.nodes().size(), false);
-  for (const select::PiiNode& x : graph.nodes())
-    if (x.kind == select::PiiNodeKind::ConcatH || x.kind == select::PiiNodeKind::OverlayH)
-      for (std::size_t o : x.operands) placed[o] = true;
+  const std::vector<bool> placed = output_copies_detail::placed_in_assembly(graph);
   return output_copies_detail::with_root_copies(graph, [&](std::size_t r) {
     return placed[graph.roots()[r]] || output_copies_detail::repeats_earlier_root(graph, r);
   });
+}
+
+// Whether some output of `graph` is also placed inside a larger value (with_outputs_apart would
+// copy it).
+inline bool places_an_output(const select::PiiGraph& graph) {
+  const std::vector<bool> placed = output_copies_detail::placed_in_assembly(graph);
+  return std::any_of(graph.roots().begin(), graph.roots().end(), [&](std::size_t r) { return placed[r]; });
 }
 
 }  // namespace act::alloc
