@@ -27,6 +27,7 @@
 using namespace act;
 using namespace act::select;
 using act::select::axiom_detail::Build;
+using act::select::axiom_detail::contracting;
 using act::select::axiom_detail::Dims;
 using egraph::Id;
 using hlo::Opcode;
@@ -544,6 +545,13 @@ std::map<std::string, Generator> generators() {
     m[name] = [random_dot](Instance& s, const AxiomInfo&) { random_dot(s, s.coin()); };
   for (const char* name : {"dot-canonical-lhs", "dot-canonical-rhs", "dot-pad-contracting", "dot-pad-lhs-free"})
     m[name] = [random_dot](Instance& s, const AxiomInfo&) { random_dot(s, false); };
+  // a·bᵀ of any row count (odd counts nest as a chain of halved groups), s8 products in s32 too.
+  m["dot-transposed-rhs-by-rows"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.dtype();
+    const DType result = t == DType::s8 && s.coin() ? DType::s32 : t;
+    const auto M = s.pick(1, 7), K = s.pick(1, 4), N = s.pick(1, 4);
+    s.dot(s.leaf(t, {M, K}), s.leaf(t, {N, K}), contracting(1, 1), result);
+  };
   // A narrowing integer convert of a dot: s32 or s16 results (of s32/s16 operands, or s8 ones
   // widened by the dot) to s8, u8 or s16.
   m["narrowing-convert-of-dot"] = [](Instance& s, const AxiomInfo&) {
@@ -949,6 +957,17 @@ TEST_CASE("ir axioms: near misses are not rewritten", "[select][axioms]") {
   };
   CHECK_FALSE(rewrites("dot-fold-transpose-lhs", folded({1, 0, 2})));
   CHECK(rewrites("dot-fold-transpose-lhs", folded({0, 2, 1})));
+
+  // a·bᵀ is cut into rows where both operands are plain values, not where one is a transpose
+  // (what dot-swap-operands and dot-canonical-lhs make of every canonical dot).
+  const auto transposed_rhs = [](bool lhs_transposed) {
+    return [lhs_transposed](Instance& s) {
+      const Id a = lhs_transposed ? s.transpose(s.leaf(DType::s8, {3, 2}), {1, 0}) : s.leaf(DType::s8, {2, 3});
+      s.dot(a, s.leaf(DType::s8, {4, 3}), contracting(1, 1), DType::s8);
+    };
+  };
+  CHECK_FALSE(rewrites("dot-transposed-rhs-by-rows", transposed_rhs(true)));
+  CHECK(rewrites("dot-transposed-rhs-by-rows", transposed_rhs(false)));
 
   const auto transpose = [](Dims p) { return [p](Instance& s) { s.transpose(s.leaf(DType::s32, {2, 3, 4}), p); }; };
   CHECK_FALSE(rewrites("transpose-identity", transpose({0, 2, 1})));

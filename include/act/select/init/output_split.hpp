@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "act/select/ir/builder.hpp"
+#include "act/select/ir/piece_nesting.hpp"
 
 namespace act::select::init_detail {
 
@@ -41,36 +42,21 @@ inline std::int64_t split_bytes(TensorBuilder& b, egraph::Id value, int depth) {
   return smallest;
 }
 
-// concat^H and the concatenate axioms are binary, so an n-ary concatenate enters nested. Equal
-// pieces nest the way split_bytes cuts an output (an odd number m <= 32 of groups chained
-// left to right, each group halved recursively), so a byte piece of the output is the value of
-// one subtree and needs no re-association: a 32-row output written one row per store compiles
-// without the axioms peeling a 31-deep chain. Unequal pieces enter as the left-nested chain
-// concat(concat(a, b), c); the axioms re-associate it when needed.
-inline egraph::Id nest_balanced(TensorGraph& graph, const TensorOp& op, std::span<const egraph::Id> parts) {
-  if (parts.size() == 1) return parts[0];
-  const std::size_t half = parts.size() / 2;
-  return graph.add(op, {nest_balanced(graph, op, parts.first(half)), nest_balanced(graph, op, parts.subspan(half))});
-}
-
+// An n-ary concatenate enters as binary ones: equal pieces nested as ir/piece_nesting.hpp
+// says (the way split_bytes cuts an output), unequal pieces as the left-nested chain
+// concat(concat(a, b), c), which the axioms re-associate when needed.
 inline egraph::Id nest_concatenate(TensorGraph& graph, const TensorOp& op, const std::vector<egraph::Id>& parts,
                                    std::int64_t dimension) {
   const auto extent = [&](egraph::Id id) { return graph.data(id).type.dims.at(static_cast<std::size_t>(dimension)); };
   bool equal = true;
   for (const egraph::Id part : parts) equal = equal && extent(part) == extent(parts[0]);
-  std::size_t power = 1;
-  while (parts.size() % (power * 2) == 0) power *= 2;
-  const std::size_t groups = parts.size() / power;
-  if (!equal || groups > 32) {
+  const auto combine = [&](egraph::Id a, egraph::Id b) { return graph.add(op, {a, b}); };
+  if (!equal) {
     egraph::Id chain = parts[0];
-    for (std::size_t k = 1; k < parts.size(); ++k) chain = graph.add(op, {chain, parts[k]});
+    for (std::size_t k = 1; k < parts.size(); ++k) chain = combine(chain, parts[k]);
     return chain;
   }
-  const std::span<const egraph::Id> all(parts);
-  egraph::Id chain = nest_balanced(graph, op, all.first(power));
-  for (std::size_t g = 1; g < groups; ++g)
-    chain = graph.add(op, {chain, nest_balanced(graph, op, all.subspan(g * power, power))});
-  return chain;
+  return nest_equal_pieces(std::span<const egraph::Id>(parts), combine);
 }
 
 }  // namespace act::select::init_detail

@@ -277,6 +277,9 @@ struct SelectionContext {
   // This context serves the group explorer's last retry: the axioms that narrow integer
   // arithmetic through a wrapping convert act too (narrowing-convert-of-dot and -of-<op>).
   bool last_retry = false;
+  // This context serves an attempt that offers intermediate dots as row pieces (GroupExplorer).
+  // Then, as on a row_piece_retry, dot-transposed-rhs-by-rows acts too (axioms/dot.hpp).
+  bool intermediate_row_pieces = false;
 
   const NodeAttributes& attributes_of(const TensorOp& op) const { return attributes[op.attributes]; }
 };

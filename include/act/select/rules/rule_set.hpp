@@ -157,6 +157,7 @@ inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axio
       if (!rhs.empty() && std::none_of(rhs.begin(), rhs.end(), is_useful)) continue;
       if (axioms[a].binary_root_over_data && !binary_over_data_computed(*axioms[a].binary_root_over_data)) continue;
       if (axioms[a].builds_transposed_contraction && !facts.transposes) continue;
+      if (axioms[a].replaces_transposed_contraction && facts.transposes) continue;
       kept[a] = true;
       changed = true;
       for (auto o : axioms[a].lhs_opcodes)

@@ -157,6 +157,7 @@ class GroupExplorer {
       // their pieces (see the header comment). Module 1 takes well under a millisecond.
       if (g->init.transposed_intermediate_dots > 0 && !rule_set_detail::some_instruction_transposes(context.isa)) {
         g->intermediate_pieces = g->pieces_first = true;
+        g->context->intermediate_row_pieces = true;
         build_graph(*g);
       }
       groups_.push_back(std::move(g));
@@ -297,6 +298,7 @@ class GroupExplorer {
     g.own_context->image = context_.image;
     g.own_context->row_piece_retry = g.split_on_retry;
     g.own_context->last_retry = g.narrowing;
+    g.own_context->intermediate_row_pieces = g.intermediate_pieces;
     g.context = g.own_context.get();
     g.own_rules = rule_set(*g.context);
     build_graph(g);

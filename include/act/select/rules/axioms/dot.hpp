@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "act/select/ir/piece_nesting.hpp"
 #include "act/select/rules/axioms/support.hpp"
 #include "act/select/rules/split_sizes.hpp"
 
@@ -37,6 +39,9 @@ inline std::int64_t first_free_dim(std::int64_t rank, const Dims& batch, const D
     if (is_free_dim(d, batch, contracting)) return d;
   return -1;
 }
+// The most rows dot-transposed-rhs-by-rows computes one at a time (a 128-row product is 385
+// Gemmini instructions; beyond that the pieces would dominate the e-graph).
+inline constexpr std::int64_t kMaxRowsByRows = 128;
 inline bool plain_2d(const View& v) {  // a rank-2 × rank-2 dot without batch dims
   const auto& d = v.attr("dot").dot;
   return v.type("?a").rank() == 2 && v.type("?b").rank() == 2 && d.lhs_batch.empty() && d.lhs_contracting.size() == 1;
@@ -242,6 +247,58 @@ inline void add_dot_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
           m.dims.rhs_contracting = {0};
           return b.dot(m.a, b.transpose(m.b, {1, 0}), m.dims, m.result);
         });
+
+  // A dot contracting both operands' dim 1, a·bᵀ (a:[m,k], b:[n,k]), a row at a time with no
+  // transpose: row i is b·a[i] with a[i] read as a column, and a [k] row and a [k,1] column are
+  // the same bytes, so  dot(a, b) → concat_i reshape(dot(b, reshape(a[i], [k,1])), [1,n]).
+  // For ISAs that cannot transpose (Gemmini: one matmul, canonical): there the generic route to
+  // those rows (swap the operands, halve the rows down to 1, fold the transposes of vectors)
+  // took 56 rewrite iterations for a 32-row product and never reached a 128-row one. The rows
+  // nest as an output's row pieces do (ir/piece_nesting.hpp), and each subtree is united with
+  // the dot of its rows of a, so a row piece of the product is found at once.
+  // Only in the attempts that offer row pieces of outputs or intermediate dots (GroupExplorer):
+  // with an output whole, the rows let a first attempt find a program that reloads them to
+  // store the output in one piece (66 instructions for gemmini_dot_transposed_rhs, where the
+  // retry that offers the output's rows stores each row where it belongs: 49).
+  // Not where an operand is itself a transpose: every canonical a·b becomes transpose(b)·aᵀ by
+  // dot-swap-operands and dot-canonical-lhs, and cutting those into rows doubled the NNSmith
+  // kernels' compile times.
+  AxiomInfo rows_of_transposed = info("dot-transposed-rhs-by-rows", D, {Dot}, {Concatenate, Reshape, Dot, Slice}, false,
+                                      "act: row i of a·bᵀ is b·a[i]");
+  rows_of_transposed.replaces_transposed_contraction = true;
+  rules.add(
+      std::move(rows_of_transposed), dot,
+      [](const View& v) {
+        // Read at match time, not when the rules are built: every output group's rule set
+        // must hold the same rules in the same order (backend.hpp sums their counts by index).
+        const bool offers_row_pieces = v.ctx.row_piece_retry || v.ctx.intermediate_row_pieces || v.ctx.isa.instructions.empty();
+        const auto& d = v.attr("dot").dot;
+        return offers_row_pieces && plain_2d(v) && d.lhs_contracting[0] == 1 && d.rhs_contracting[0] == 1 &&
+               v.type("?a").dims[0] <= kMaxRowsByRows && !has_operator(v.g, v.cls("?a"), Transpose) &&
+               !has_operator(v.g, v.cls("?b"), Transpose);
+      },
+      [](const View& v, Build& b) {
+        const DotMatch m = read_dot(v);
+        const std::int64_t rows = m.ta.dims[0], k = m.ta.dims[1], n = m.tb.dims[0];
+        // Each piece (a row, or a concatenate of rows lo..hi) is also the dot of those rows of
+        // a, the class slice-of-dot gives a slice of the product (an output's row piece).
+        struct Rows {
+          Id id;
+          std::int64_t lo, hi;
+        };
+        const auto same_as_dot_of_rows = [&](Id piece, std::int64_t lo, std::int64_t hi) {
+          b.g.unite(piece, b.dot(b.slice_dim(m.a, 0, lo, hi), m.b, m.dims, m.result));
+          return Rows{b.g.find(piece), lo, hi};
+        };
+        std::vector<Rows> pieces;
+        for (std::int64_t i = 0; i < rows; ++i) {
+          const Id column = b.reshape(b.slice_dim(m.a, 0, i, i + 1), {k, 1});
+          pieces.push_back(same_as_dot_of_rows(b.reshape(b.dot(m.b, column, contracting(1, 0), m.result), {1, n}), i, i + 1));
+        }
+        return nest_equal_pieces(std::span<const Rows>(pieces), [&](const Rows& lo, const Rows& hi) {
+                 return same_as_dot_of_rows(b.concat({lo.id, hi.id}, 0), lo.lo, hi.hi);
+               }).id;
+      });
 
   // rewrites.md SL-9: slice(dot(a, b)) → dot(slice(a), slice(b)) for a 2-D dot (free dims sliced
   // on the owning operand). Exact: every output element sums the same products in the same order.

@@ -58,6 +58,9 @@ struct AxiomInfo {
   // transposes or contracts non-canonically (rule_set.hpp). Where none does, nothing consumes
   // that dot but rules that turn it back into the transpose it came from.
   bool builds_transposed_contraction = false;
+  // The axiom computes a transposed contraction without transposing anything: the filter keeps
+  // it only where no instruction transposes (rule_set.hpp); where one does, it only adds pieces.
+  bool replaces_transposed_contraction = false;
 };
 
 struct Axiom {
