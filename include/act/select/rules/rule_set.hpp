@@ -14,7 +14,9 @@
 //   values that read its inputs. An axiom building a dot with a transposed contraction
 //   (AxiomInfo::builds_transposed_contraction) is kept only where some instruction transposes
 //   or contracts non-canonically: on Gemmini, whose matmuls all contract a's last dim with b's
-//   first and which never transposes, transpose-as-dot only grew the e-graph.
+//   first and which never transposes, transpose-as-dot only grew the e-graph. Conversely an
+//   axiom that computes a transposed contraction without a transpose (AxiomInfo::
+//   replaces_transposed_contraction: a·bᵀ a row at a time) is kept only where none does.
 #pragma once
 
 #include <algorithm>
