@@ -548,6 +548,37 @@ TEST_CASE("IR->ISA rules: alpha is solved from the matched types and constraints
   CHECK(pii_nodes(g, c, cm64) == P{{"load_cm", {64}}});
 }
 
+TEST_CASE("IR->ISA rules: a data slice longer than its buffer is no instruction") {
+  // Gemmini's mvin_spad_unit only requires rows, cols >= 1; spad rows are 16 wide. A [1,256]
+  // load used to become mvin_spad_unit(rows = 1, cols = 256), which no allocation can place.
+  SelectionContext c;
+  c.isa = isa::view<isa::Gemmini>();
+  const IsaRuleSet set = isa_rules(c);
+  const auto& bounds = rule_info(set, "mvin_spad_unit").slice_bounds;
+  CHECK(std::find(bounds.begin(), bounds.end(), "(cols) <= 16") != bounds.end());
+  CHECK(std::find(bounds.begin(), bounds.end(), "(rows) <= 16384") != bounds.end());
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto s8_rows = [&](std::int64_t parameter, std::int64_t rows, std::int64_t cols) {
+    const auto in = g.add(make_input(c.attributes, parameter, rows * cols));
+    NodeAttributes r;
+    r.shape = {rows, cols};
+    const auto bytes = g.add(make_operator(c.attributes, Opcode::Reshape, r), {in});
+    NodeAttributes b;
+    b.dtype = DType::s8;
+    return g.add(make_operator(c.attributes, Opcode::BitcastConvert, b), {bytes});
+  };
+  const auto wide = s8_rows(0, 1, 256), tile = s8_rows(1, 16, 16);
+  g.rebuild();
+  const auto& load = set.rules[rule_index(set, "mvin_spad_unit")];
+  egraph::MatchList matches;
+  load.search(g, matches);
+  load.apply(g, matches);
+  g.rebuild();
+  using P = std::vector<std::pair<std::string, std::vector<std::int64_t>>>;
+  CHECK(pii_nodes(g, c, wide).empty());
+  CHECK(pii_nodes(g, c, tile) == P{{"mvin_spad_unit", {16, 16}}});
+}
+
 TEST_CASE("IR->ISA rules: describe lists pattern, alpha solving and constraints") {
   SelectionContext c = qkv_context();
   const IsaRuleSet set = isa_rules(c);

@@ -709,6 +709,16 @@ TEST_CASE("regression gemmini_transposed_products_by_rows: a . b^T is built a ro
   CHECK(outcome.result->program.instructions.size() <= 75);
 }
 
+TEST_CASE("regression gemmini_no_load_wider_than_spad: no instruction moves a slice wider than its buffer", "[soak][regression]") {
+  // The first pii graph loaded p0 (s8[16,16]) as one 256-byte scratchpad row; phase 2 cannot
+  // place it, and the extraction spent the whole budget on the next graph (timed out at 3 s,
+  // and at 10 s). With slices bounded by their buffers: 70 instructions in about 0.15 s.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Gemmini>("gemmini_no_load_wider_than_spad", 60.0, 179, true);
+  CHECK(outcome.result->program.instructions.size() <= 70);
+  for (const sim::ConcreteInstruction& inst : outcome.result->program.instructions)
+    if (inst.name == "mvin_spad_unit" || inst.name == "mvout_spad") CHECK(inst.attributes.at(1) <= 16);  // (rows, cols, ...)
+}
+
 TEST_CASE("regression gemmini_low_byte_of_s32_product: the low byte of an s32 product is an s8 product", "[soak][regression]") {
   // convert<s8>(dot<s32>(convert<s32>(p0), p1)) with p1 an s32 parameter: no Gemmini instruction
   // multiplies s32 values, and the e-graph grew to its iteration limit. On the last retry

@@ -8,7 +8,8 @@
 //                                  alpha, accumulate-from-zero summands, peeled movement chains
 //   rules/isa/searcher_pattern.hpp the searcher's pattern and the type checks of every node
 //   rules/isa/alpha_solver.hpp     the condition: alpha from the matched types, constraints,
-//                                  beta satisfiable (Z3)
+//                                  slices within their buffers, beta satisfiable (Z3)
+//   rules/isa/slice_bounds.hpp     those slice bounds, read off the slices' lengths
 //   rules/isa/instantiate.hpp      the applier: Pii(instruction, alpha)(inputs) in the class
 //   rules/isa/rule_info.hpp        what the condition and applier share
 // Don't-care inputs: an input that no longer occurs once nodes are skipped (tilestored's old
@@ -40,6 +41,7 @@
 #include "act/select/ir/tensor_graph.hpp"
 #include "act/select/rules/isa/alpha_solver.hpp"
 #include "act/select/rules/isa/instantiate.hpp"
+#include "act/select/rules/isa/slice_bounds.hpp"
 #include "act/select/rules/isa/rule_info.hpp"
 #include "act/select/rules/isa/searcher_pattern.hpp"
 #include "act/select/rules/isa/searcher_plan.hpp"
@@ -58,6 +60,14 @@ class Generator {
     info_->name = std::string(inst.name);
   }
 
+  // IsaRuleInfo::slice_bounds (isa/slice_bounds.hpp).
+  void add_slice_bounds() {
+    for (std::string& bound : isa_rule_detail::slice_bounds(context_.isa, inst_)) {
+      info_->parsed_slice_bounds.push_back(sym::parse_shared(bound));
+      info_->slice_bounds.push_back(std::move(bound));
+    }
+  }
+
   TensorRewrite generate() {
     if (inst_.outputs.size() != 1) throw Skip{"multi-output instruction (not supported yet)"};
     module_ = isa::symbolic_semantics(inst_);
@@ -73,6 +83,7 @@ class Generator {
       (beta ? info_->beta_constraints : info_->alpha_constraints).emplace_back(constraint);
       if (!beta) info_->parsed_alpha_constraints.push_back(sym::parse_shared(std::string(constraint)));
     }
+    add_slice_bounds();
     const SearcherPlanner planner(*module_, inst_);
 
     std::vector<TensorPattern> patterns;

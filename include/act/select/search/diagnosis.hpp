@@ -3,12 +3,14 @@
 // help (search/group_explorer.hpp), read off a RequestGraph.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,6 +18,7 @@
 #include "act/select/rules/isa/alpha_solver.hpp"
 #include "act/select/rules/isa/rule_info.hpp"
 #include "act/select/rules/isa_rules.hpp"
+#include "act/select/rules/rule_set.hpp"
 #include "act/select/search/request_graph.hpp"
 
 namespace act::select {
@@ -128,6 +131,60 @@ inline bool is_data_movement(hlo::Opcode op) {
   }
 }
 
+// A value too large for any buffer (Gemmini's 64-wide products: spad and acc rows are 16 wide)
+// exists only in pieces, so it is never producible whole. The search from a root counts it as
+// ready when its pieces could be: it is a view (concatenate, reshape, bitcast-convert: the
+// same bytes; not a transpose, which an ISA may lack) of available bytes, or an operation some
+// instruction's semantics performs in its element type (a convert to s32, an s32 dot) over
+// ready operands -- and its element type is one some on-chip buffer holds. Views in other
+// types (the u8 reshapes of an input's HBM bytes) only pass bytes on: they make no value ready
+// by themselves, so QKV, whose loads read bf16, still cannot view an f32 input. The search
+// then stops at the operation no instruction performs at any size (the s32 clamp of
+// gemm_64x64x64 on gemmini) rather than at the kernel's input reshapes.
+inline std::vector<std::uint8_t> producible_or_assembled(const RequestGraph& requests) {
+  const isa::IsaView& isa = requests.context().isa;
+  std::vector<std::pair<hlo::Opcode, DType>> performed;  // (opcode, result type) of the semantics
+  rule_set_detail::for_each_outline(isa, [&performed](const hlo::SemanticsOutline& sem) {
+    for (std::size_t i = 0; i < sem.count; ++i) performed.emplace_back(sem.statements[i].opcode, sem.statements[i].dtype);
+  });
+  const auto in_pieces_only = [&isa](const Shape& type) {  // some buffer holds the type, none the value whole
+    bool held = false;
+    for (const isa::Buffer& b : isa.buffers) {
+      if (b.is_hbm) continue;
+      if (fits_buffer(type, b)) return false;
+      held = held || (!type.is_tuple && b.dtype == type.dtype);
+    }
+    return held;
+  };
+  std::vector<std::uint8_t> ready(requests.class_count(), 0), bytes(requests.class_count(), 0);
+  for (std::uint32_t c = 0; c < ready.size(); ++c) ready[c] = bytes[c] = requests.producible_somewhere(c) ? 1 : 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::uint32_t c = 0; c < ready.size(); ++c) {
+      if (ready[c]) continue;
+      const Shape& type = requests.graph().data(requests.eclass(c)).type;
+      const bool pieces = in_pieces_only(type);
+      for (egraph::Id n : requests.graph().eclass(requests.eclass(c)).nodes) {
+        const auto view = requests.graph().node(n);
+        if (view.op.kind != NodeKind::Operator || view.children.empty()) continue;
+        const hlo::Opcode op = view.op.opcode;
+        const bool byte_view = op == hlo::Opcode::Concatenate || op == hlo::Opcode::Reshape || op == hlo::Opcode::BitcastConvert;
+        if (!byte_view && !(pieces && std::find(performed.begin(), performed.end(), std::pair{op, type.dtype}) != performed.end()))
+          continue;
+        const std::vector<std::uint8_t>& needed = byte_view ? bytes : ready;
+        bool operands = true;
+        for (egraph::Id child : view.children) operands = operands && needed[requests.dense(requests.graph().find(child))];
+        if (!operands) continue;
+        changed = changed || !bytes[c] || pieces;
+        bytes[c] = 1;
+        ready[c] = pieces ? 1 : 0;
+        if (pieces) break;
+      }
+    }
+  }
+  return ready;
+}
+
 // Why there is no pii graph (empty when every root can reach HBM): for each root that cannot
 // be produced in HBM, the first classes on the way up from the kernel's inputs that no
 // instruction produces in any buffer, i.e. classes with an operator e-node whose operands can
@@ -154,9 +211,11 @@ inline std::string explain_unmet_roots(const RequestGraph& requests, std::size_t
   std::size_t unmet = 0;
   bool out_of_time = false;
   const auto past = [until] { return until != std::chrono::steady_clock::time_point::max() && std::chrono::steady_clock::now() >= until; };
+  std::vector<std::uint8_t> ready;  // producible_or_assembled, once some root is unmet
   for (std::size_t r = 0; r < requests.roots().size(); ++r) {
     const Request root = requests.roots()[r];
     if (requests.producible(requests.key(root))) continue;
+    if (ready.empty()) ready = producible_or_assembled(requests);
     ++unmet;
     if (!out.empty()) out += '\n';
     out += fmt::format("root {} ({}) cannot be produced in {}", r, to_string(requests.graph().data(requests.eclass(root.cls)).type),
@@ -175,7 +234,7 @@ inline std::string explain_unmet_roots(const RequestGraph& requests, std::size_t
     std::vector<std::string> computations, movements;
     for (std::size_t q = 0; q < queue.size() && q < 4096 && computations.size() < max_blockers; ++q) {
       const std::uint32_t c = queue[q];
-      if (requests.producible_somewhere(c)) continue;  // producible, just not in the buffer its user needs
+      if (ready[c]) continue;  // producible (or assembled), just not in the buffer its user needs
       std::string computation, movement;
       for (egraph::Id n : requests.graph().eclass(requests.eclass(c)).nodes) {
         const auto view = requests.graph().node(n);
@@ -183,7 +242,7 @@ inline std::string explain_unmet_roots(const RequestGraph& requests, std::size_t
         bool operands_ready = true;
         for (egraph::Id child : view.children) {
           const std::uint32_t d = requests.dense(requests.graph().find(child));
-          if (!requests.producible_somewhere(d)) {
+          if (!ready[d]) {
             operands_ready = false;
             if (!visited[d]) {
               visited[d] = 1;

@@ -1,9 +1,9 @@
 // Solving an IR->ISA match for alpha (App. B module 2): every matched class must have the
 // dtype and rank its semantics node declares; a literal dim must be equal, a dim written as a
 // single alpha name binds that alpha, other dim expressions are evaluated once alpha is known
-// and must be equal. Then every constraint over alpha alone must hold, and the constraints
-// mentioning beta must be satisfiable for some beta within the buffer ranges (Z3, cached per
-// alpha in the rule's info).
+// and must be equal. Then every constraint over alpha alone must hold, every data slice must
+// fit its buffer (slice_bounds.hpp), and the constraints mentioning beta must be satisfiable
+// for some beta within the buffer ranges (Z3, cached per alpha in the rule's info).
 #pragma once
 
 #include <algorithm>
@@ -145,6 +145,17 @@ inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& i
       return miss([&] { return fmt::format("constraint '{}' does not hold for {}", constraint, alpha_text()); });
     }
     held();
+  }
+  for (std::size_t k = 0; k < info.slice_bounds.size(); ++k) {
+    const auto r = sym::try_evaluate(info.parsed_slice_bounds[k]->expr, bindings);
+    if (!r.ok() || r.value == 0) {
+      if (why) why->on_constraint = true;
+      return miss([&] {
+        return fmt::format("a data slice exceeds its buffer: '{}' does not hold for {}", info.slice_bounds[k], alpha_text());
+      });
+    }
+    // Not counted as held: the bounds are the buffers' and hold for every match that fits, so
+    // counting them would rank such matches above others only by their number of slices.
   }
   if (!beta_satisfiable(info, context, inst, values))
     return miss([&] {

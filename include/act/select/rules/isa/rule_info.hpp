@@ -89,6 +89,11 @@ struct IsaRuleInfo {
   std::vector<std::string> alpha_constraints;  // constraints over alpha only
   std::vector<std::shared_ptr<const sym::ParsedText>> parsed_alpha_constraints;  // the same, parsed once
   std::vector<std::string> beta_constraints;   // constraints mentioning beta
+  // Each data slice's length within its buffer, `length <= access dim - literal start`, for the
+  // lengths written over alpha alone (isa_rules.hpp): a match whose alpha makes a slice longer
+  // than its buffer (mvin_spad_unit with cols = 256, spad being 16 wide) is no instruction.
+  std::vector<std::string> slice_bounds;
+  std::vector<std::shared_ptr<const sym::ParsedText>> parsed_slice_bounds;  // the same, parsed once
   std::vector<hlo::Opcode> opcodes;            // operators of the patterns (Constant for constants)
   // Every searcher, the primary one (fields above) first; see the header comment.
   std::vector<IsaPatternVariant> variants;
