@@ -622,6 +622,25 @@ TEST_CASE("a conditional rewrite reads the analysis: x / x -> 1 only if x is not
   CHECK(report.total_applied(0) == 1);
 }
 
+TEST_CASE("a run report names its rules, shared by the runs over one rule list") {
+  PlainGraph g;
+  term(g, "(+ a b)");
+  std::vector<PlainRule> rules{rw<NoAnalysis>("comm-add", "(+ ?a ?b)", "(+ ?b ?a)"),
+                               rw<NoAnalysis>("sub-self", "(- ?x ?x)", "0")};
+  Runner<Arith> runner;
+  const RunReport first = runner.run(g, rules);
+  const RunReport second = runner.run(g, rules);
+  REQUIRE(first.rule_names);
+  CHECK(*first.rule_names == std::vector<std::string>{"comm-add", "sub-self"});
+  CHECK(first.rule_names == second.rule_names);  // one list, not a copy per run
+  // Another list (a retry's, with a rule more) gets its own names.
+  rules.insert(rules.begin(), rw<NoAnalysis>("mul-one", "(* ?x 1)", "?x"));
+  const RunReport third = runner.run(g, rules);
+  REQUIRE(third.rule_names);
+  CHECK(third.rule_names->front() == "mul-one");
+  CHECK(third.rule_names->size() == 3);
+}
+
 TEST_CASE("a callable applier builds new nodes from analysis values") {
   Graph g;
   Id shifted = term(g, "(<< a 3)");

@@ -243,8 +243,13 @@ class CandidateStream {
     stats_.iterations = stats_.rounds = stats_.budget = stats_.enodes = stats_.eclasses = stats_.split_retries = stats_.last_retries = 0;
     stats_.saturated = true;
     stats_.rewrite_stop.clear();
-    std::vector<std::size_t> count(rules.rules.size(), 0);
-    std::vector<double> seconds(rules.rules.size(), 0);
+    // Per rule name: retries build rule lists of their own, with rules the first list lacks
+    // (SelectionContext::last_retry, row_piece_retry), so indices differ between reports.
+    std::vector<std::string> names;  // in the order first met
+    std::map<std::string, std::size_t, std::less<>> index_of;
+    std::map<const std::vector<std::string>*, std::vector<std::size_t>> slots;
+    std::vector<std::size_t> count;
+    std::vector<double> seconds;
     stats_.rebuild_seconds = 0;
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const select::GroupExplorer::Group& group = groups.group(g);
@@ -252,11 +257,23 @@ class CandidateStream {
       for (const auto& report : group.reports()) {
         rewrite += report.total_seconds;
         stats_.iterations += report.iterations.size();
-        for (std::size_t r = 0; r < count.size(); ++r) {
-          count[r] += report.total_applied(r);
-          seconds[r] += report.seconds(r);
-        }
         stats_.rebuild_seconds += report.rebuild_seconds();
+        if (!report.rule_names) continue;
+        std::vector<std::size_t>& slot_of = slots[report.rule_names.get()];  // the list's rules by name, once per list
+        if (slot_of.empty())
+          for (const std::string& name : *report.rule_names) {
+            const auto [at, fresh] = index_of.try_emplace(name, names.size());
+            if (fresh) {
+              names.push_back(name);
+              count.push_back(0);
+              seconds.push_back(0);
+            }
+            slot_of.push_back(at->second);
+          }
+        for (std::size_t r = 0; r < slot_of.size(); ++r) {
+          count[slot_of[r]] += report.total_applied(r);
+          seconds[slot_of[r]] += report.seconds(r);
+        }
       }
       stats_.rounds = std::max(stats_.rounds, e.round());
       stats_.budget = std::max(stats_.budget, e.budget());
@@ -276,23 +293,31 @@ class CandidateStream {
     std::vector<std::pair<std::size_t, std::size_t>> applied;  // (count, rule)
     for (std::size_t r = 0; r < count.size(); ++r)
       if (count[r] > 0) applied.emplace_back(count[r], r);
+    std::map<std::string_view, select::RuleKind, std::less<>> kind_of;
+    for (std::size_t r = 0; r < rules.rules.size(); ++r) kind_of.emplace(rules.rules[r].name(), rules.kinds[r]);
     stats_.axioms_applied = stats_.isa_rules_applied = stats_.identity_rules_applied = 0;
     for (const auto& [n, r] : applied) {
-      if (rules.kinds[r] == select::RuleKind::Axiom) stats_.axioms_applied += n;
-      else if (select::is_instruction_rule(rules.kinds[r])) stats_.isa_rules_applied += n;
+      // A rule only a retry builds is an IR->IR axiom: the retries add axioms, never IR->ISA
+      // or identity rules.
+      const auto kind = kind_of.find(names[r]);
+      const select::RuleKind k = kind == kind_of.end() ? select::RuleKind::Axiom : kind->second;
+      if (k == select::RuleKind::Axiom) stats_.axioms_applied += n;
+      else if (select::is_instruction_rule(k)) stats_.isa_rules_applied += n;
       else stats_.identity_rules_applied += n;
     }
     std::stable_sort(applied.begin(), applied.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     stats_.top_rules.clear();
+    stats_.rules_applied.clear();
+    for (const auto& [n, r] : applied) stats_.rules_applied.emplace_back(names[r], n);
     for (std::size_t i = 0; i < applied.size() && i < 8; ++i)
-      stats_.top_rules.push_back(fmt::format("{} {}", rules.rules[applied[i].second].name(), applied[i].first));
+      stats_.top_rules.push_back(fmt::format("{} {}", names[applied[i].second], applied[i].first));
     std::vector<std::pair<double, std::size_t>> slowest;  // (seconds, rule)
     for (std::size_t r = 0; r < seconds.size(); ++r)
       if (seconds[r] > 0) slowest.emplace_back(seconds[r], r);
     std::stable_sort(slowest.begin(), slowest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     stats_.slowest_rules.clear();
     for (std::size_t i = 0; i < slowest.size() && i < 5; ++i)
-      stats_.slowest_rules.push_back(fmt::format("{} {:.1f} ms", rules.rules[slowest[i].second].name(), slowest[i].first * 1e3));
+      stats_.slowest_rules.push_back(fmt::format("{} {:.1f} ms", names[slowest[i].second], slowest[i].first * 1e3));
   }
 
   void record_failure(std::string message) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -58,6 +59,9 @@ struct Statistics {
   std::size_t isa_rules_applied = 0;       // IR->ISA rules, the movement-instruction rule included
   std::size_t identity_rules_applied = 0;  // slice^H / concat^H, constant byte views, the view rule
   std::vector<std::string> top_rules;
+  // Every rule that changed the e-graph, by name, with its count (most applied first): the
+  // attempts' rule lists are summed by name, so a rule only a retry builds is listed too.
+  std::vector<std::pair<std::string, std::size_t>> rules_applied;
   // Where rewriting's time goes: the rules that took longest (searching and applying) as
   // "name 12.3 ms", longest first, and the rebuilds between iterations.
   std::vector<std::string> slowest_rules;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <limits>
 #include <span>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -70,6 +71,10 @@ struct IterationReport {
 struct RunReport {
   StopReason stop_reason = StopReason::Saturated;
   std::vector<IterationReport> iterations;
+  // The name of each rule of the list run() was given (shared by the runs of one runner over
+  // one list): reports of runs over different rule lists (an explorer's retries build theirs)
+  // are merged by name, not by index.
+  std::shared_ptr<const std::vector<std::string>> rule_names;
   double total_seconds = 0;
 
   std::size_t total_applied(std::size_t rule) const {
@@ -131,7 +136,13 @@ class Runner {
     std::vector<Schedule>& schedule = schedule_;
     matches_.resize(rules.size());
 
+    if (!rule_names_ || rule_names_->size() != rules.size()) {
+      auto names = std::make_shared<std::vector<std::string>>();
+      for (const Rule& rule : rules) names->push_back(rule.name());
+      rule_names_ = std::move(names);
+    }
     RunReport report;
+    report.rule_names = rule_names_;
     g.rebuild();
     for (std::size_t local = 0;; ++local) {
       const std::size_t iter = clock_;  // ban arithmetic counts iterations over every run()
@@ -246,6 +257,7 @@ class Runner {
   RunnerOptions options_;
   Hook hook_;
   std::vector<Schedule> schedule_;
+  std::shared_ptr<const std::vector<std::string>> rule_names_;  // of the list the schedule is for
   std::size_t clock_ = 0;
   std::vector<MatchList> matches_;  // reused between iterations
 };
