@@ -866,6 +866,33 @@ TEST_CASE("axiom filter: a multiply of two data values only where an instruction
   CHECK(std::find(gemmini_ops.begin(), gemmini_ops.end(), Opcode::Dot) != gemmini_ops.end());  // matmul8
 }
 
+TEST_CASE("axiom filter: copy-introduction only where an instruction's pattern copies") {
+  // QKV's mov and AMX's vmovaps are copies; Gemmini moves data only through loads, stores and
+  // matmuls, so a copy node in every class would serve only the axioms that push operators
+  // through copies or drop them. Copies the kernel writes are still dropped (copy-elimination).
+  const auto kept = [](const isa::IsaView& view, const char* axiom) { return axiom_kept(view, axiom); };
+  CHECK(kept(isa::view<isa::Qkv>(), "copy-introduction"));
+  CHECK(kept(isa::view<isa::Amx>(), "copy-introduction"));
+  CHECK_FALSE(kept(isa::view<isa::Gemmini>(), "copy-introduction"));
+  CHECK(kept(isa::view<isa::Gemmini>(), "copy-elimination"));
+
+  IsaRuleSet isa;
+  auto info = std::make_shared<IsaRuleInfo>();
+  info->opcodes = {Opcode::Dot};
+  isa.infos.push_back(info);
+  AxiomInfo wrap;
+  wrap.name = "wrap";
+  wrap.rhs_opcodes = {Opcode::Copy};
+  wrap.wraps_in_instruction_operator = true;
+  AxiomInfo push;  // makes Copy useful to the fixed point, not to the wrapping axiom
+  push.name = "slice-through-copy";
+  push.lhs_opcodes = {Opcode::Slice, Opcode::Copy};
+  push.rhs_opcodes = {Opcode::Copy, Opcode::Slice};
+  CHECK(filter_axioms({wrap, push}, isa) == std::vector<std::size_t>{1});
+  info->opcodes.push_back(Opcode::Copy);
+  CHECK(filter_axioms({wrap, push}, isa) == std::vector<std::size_t>{0, 1});
+}
+
 TEST_CASE("axiom filter: transpose-as-dot only where an instruction transposes or contracts non-canonically") {
   // Gemmini's matmuls all contract a's last dim with b's first and it never transposes: the
   // dot(I, x) contracting x's dim 1 that transpose-as-dot builds feeds no instruction. QKV has

@@ -16,7 +16,11 @@
 //   or contracts non-canonically: on Gemmini, whose matmuls all contract a's last dim with b's
 //   first and which never transposes, transpose-as-dot only grew the e-graph. Conversely an
 //   axiom that computes a transposed contraction without a transpose (AxiomInfo::
-//   replaces_transposed_contraction: a·bᵀ a row at a time) is kept only where none does.
+//   replaces_transposed_contraction: a·bᵀ a row at a time) is kept only where none does. An
+//   axiom wrapping values in an identity operator (AxiomInfo::wraps_in_instruction_operator:
+//   x -> copy(x)) is kept only where some IR->ISA pattern holds that operator: the axioms that
+//   push operators through copies make Copy "useful" to the fixed point, yet nothing but them
+//   and copy-elimination would ever read the copy node it adds to every class.
 #pragma once
 
 #include <algorithm>
@@ -149,6 +153,10 @@ inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axio
   };
   std::vector<hlo::Opcode> useful{hlo::Opcode::Slice, hlo::Opcode::Concatenate};
   for (const auto& info : isa.infos) useful.insert(useful.end(), info->opcodes.begin(), info->opcodes.end());
+  const std::vector<hlo::Opcode> in_patterns = useful;
+  const auto in_some_pattern = [&in_patterns](const std::vector<hlo::Opcode>& ops) {
+    return std::any_of(ops.begin(), ops.end(), [&](hlo::Opcode o) { return std::find(in_patterns.begin(), in_patterns.end(), o) != in_patterns.end(); });
+  };
   auto is_useful = [&](hlo::Opcode o) { return std::find(useful.begin(), useful.end(), o) != useful.end(); };
   std::vector<bool> kept(axioms.size(), false);
   for (bool changed = true; changed;) {
@@ -160,6 +168,7 @@ inline std::vector<std::size_t> filter_axioms(const std::vector<AxiomInfo>& axio
       if (axioms[a].binary_root_over_data && !binary_over_data_computed(*axioms[a].binary_root_over_data)) continue;
       if (axioms[a].builds_transposed_contraction && !facts.transposes) continue;
       if (axioms[a].replaces_transposed_contraction && facts.transposes) continue;
+      if (axioms[a].wraps_in_instruction_operator && !in_some_pattern(rhs)) continue;
       kept[a] = true;
       changed = true;
       for (auto o : axioms[a].lhs_opcodes)

@@ -146,8 +146,10 @@ inline void add_layout_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   // Issue 3 (x ↔ copy(x)). Guard against growth: only classes that hold no copy yet, and not
   // compile-time constants (they become the constant pool, never need a move). So every class
   // gains at most one copy node, and copy(x) sits in x's own class, so it creates no new class.
+  AxiomInfo copy_introduction = info("copy-introduction", {}, {Copy}, "issue 3: x ↔ copy(x)");
+  copy_introduction.wraps_in_instruction_operator = true;
   rules.add(
-      info("copy-introduction", {}, {Copy}, "issue 3: x ↔ copy(x)"), "?x",
+      std::move(copy_introduction), "?x",
       [](const View& v) {
         const TensorData& d = v.g.data(v.cls("?x"));
         return !d.is_constant && !d.type.is_tuple && d.type.rank() >= 1 && !has_operator(v.g, v.cls("?x"), Copy);

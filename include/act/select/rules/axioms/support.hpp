@@ -61,6 +61,11 @@ struct AxiomInfo {
   // The axiom computes a transposed contraction without transposing anything: the filter keeps
   // it only where no instruction transposes (rule_set.hpp); where one does, it only adds pieces.
   bool replaces_transposed_contraction = false;
+  // The axiom wraps a value in an identity operator (x -> copy(x)): the filter keeps it only
+  // where some instruction's pattern holds that operator (a move: QKV's mov, AMX's vmovaps).
+  // Elsewhere the operator is useful only to the axioms that push other operators through it
+  // or drop it again, and every class would gain a node for them.
+  bool wraps_in_instruction_operator = false;
 };
 
 struct Axiom {
