@@ -639,6 +639,8 @@ TEST_CASE("a run report names its rules, shared by the runs over one rule list")
   REQUIRE(third.rule_names);
   CHECK(third.rule_names->front() == "mul-one");
   CHECK(third.rule_names->size() == 3);
+  rules.front() = rw<NoAnalysis>("mul-zero", "(* ?x 0)", "0");  // as many rules, another name
+  CHECK(runner.run(g, rules).rule_names->front() == "mul-zero");
 }
 
 TEST_CASE("a callable applier builds new nodes from analysis values") {

@@ -13,8 +13,8 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
-#include <span>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -136,7 +136,13 @@ class Runner {
     std::vector<Schedule>& schedule = schedule_;
     matches_.resize(rules.size());
 
-    if (!rule_names_ || rule_names_->size() != rules.size()) {
+    const auto same_names = [&] {
+      if (!rule_names_ || rule_names_->size() != rules.size()) return false;
+      for (std::size_t r = 0; r < rules.size(); ++r)
+        if ((*rule_names_)[r] != rules[r].name()) return false;
+      return true;
+    };
+    if (!same_names()) {
       auto names = std::make_shared<std::vector<std::string>>();
       for (const Rule& rule : rules) names->push_back(rule.name());
       rule_names_ = std::move(names);
