@@ -712,6 +712,7 @@ std::map<std::string, Generator> generators() {
     s.op(Opcode::Reverse, a, {s.leaf(s.dtype(), s.dims(2))});
   };
   m["transpose-as-dot"] = [](Instance& s, const AxiomInfo&) { s.transpose(s.leaf(s.dtype(), s.dims(2)), {1, 0}); };
+  m["transpose-by-lane-blends"] = [](Instance& s, const AxiomInfo&) { s.transpose(s.leaf(s.dtype(), s.dims(2)), {1, 0}); };
   // issue 16 (rules/axioms/negation_and_reduction.hpp): wrapping integers only.
   m["negate-as-dot"] = [](Instance& s, const AxiomInfo&) {
     s.unary(Opcode::Negate, s.leaf(s.coin() ? DType::s8 : DType::s32, s.dims(2)));

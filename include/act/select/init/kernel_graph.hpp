@@ -50,6 +50,7 @@ struct InitialGraph {
   std::size_t intermediate_dot_rows = 0;  // intermediate dots that intermediate_pieces would offer in pieces
   std::size_t transposed_intermediate_dots = 0;  // ... of them, those that contract an operand's rows (p0 . p1^T)
   std::size_t narrowing_converts = 0;     // converts of an integer to a narrower integer
+  std::size_t float_transposes = 0;       // rank-2 transposes of floats (transpose-by-lane-blends)
 };
 
 // Whether `s` (or a tuple element) is laid out other than row-major untiled.
@@ -375,6 +376,10 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     if (!needed[i] || inst.opcode != Opcode::Convert || inst.operands.empty()) continue;
     const DType from = entry.instructions[static_cast<std::size_t>(inst.operands[0])].shape.dtype, to = inst.shape.dtype;
     if (is_integer_narrowing(from, to)) ++result.narrowing_converts;
+  }
+  for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
+    const hlo::Instruction& inst = entry.instructions[i];
+    if (needed[i] && inst.opcode == Opcode::Transpose && inst.shape.rank() == 2 && is_float(inst.shape.dtype)) ++result.float_transposes;
   }
   if (intermediate_pieces) init_detail::offer_intermediate_bytes(b, entry, value, dots);
   graph.rebuild();

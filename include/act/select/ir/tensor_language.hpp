@@ -275,7 +275,8 @@ struct SelectionContext {
   // flattening reshape or a byte bitcast act too (axioms/slicing.hpp).
   bool row_piece_retry = false;
   // This context serves the group explorer's last retry: the axioms that narrow integer
-  // arithmetic through a wrapping convert act too (narrowing-convert-of-dot and -of-<op>).
+  // arithmetic through a wrapping convert act too (narrowing-convert-of-dot and -of-<op>), and
+  // transpose-by-lane-blends (axioms/transpose_by_lanes.hpp).
   bool last_retry = false;
   // This context serves an attempt that offers intermediate dots as row pieces (GroupExplorer).
   // Then, as on a row_piece_retry, dot-transposed-rhs-by-rows acts too (axioms/dot.hpp).

@@ -16,6 +16,7 @@
 #include "act/select/rules/axioms/min_max_via_relu.hpp"
 #include "act/select/rules/axioms/slicing.hpp"
 #include "act/select/rules/axioms/support.hpp"
+#include "act/select/rules/axioms/transpose_by_lanes.hpp"
 
 namespace act::select {
 
@@ -30,6 +31,7 @@ inline std::vector<Axiom> ir_axiom_set(SelectionContext& context) {
   axiom_detail::add_dot_axioms(context, out);
   axiom_detail::add_negation_and_reduction_axioms(context, out);
   axiom_detail::add_min_max_via_relu_axioms(context, out);
+  axiom_detail::add_transpose_by_lanes_axioms(context, out);
   return out;
 }
 

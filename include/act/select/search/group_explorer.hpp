@@ -319,7 +319,7 @@ class GroupExplorer {
   bool retry_last(Group& g) {
     if (g.usual_after_pieces) return false;  // the pieces-first attempts made them
     const bool pieces_next = !g.intermediate_pieces && !g.narrowing && g.init.intermediate_dot_rows > 0;
-    const bool narrowing_next = !g.narrowing && g.init.narrowing_converts > 0;
+    const bool narrowing_next = !g.narrowing && (g.init.narrowing_converts > 0 || g.init.float_transposes > 0);
     if (!pieces_next && !narrowing_next) return g.pieces_first && usual_attempts(g);
     g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
     if (pieces_next) {
