@@ -311,8 +311,9 @@ class GroupExplorer {
   // intermediate dot of several rows is also offered as its row pieces (add_kernel's
   // intermediate_pieces), so a value an ISA computes only a row at a time can be assembled in
   // HBM and loaded whole (Gemmini: p0 . (p0 . p0^T)). Then, for a kernel that narrows an
-  // integer, the axioms that narrow wrapping integer arithmetic act too
-  // (SelectionContext::last_retry: the low byte of an s32 product is an s8 product). Neither
+  // integer or transposes a float, the axioms that narrow wrapping integer arithmetic and the
+  // one that builds a float transpose from lane blends act too (SelectionContext::last_retry:
+  // the low byte of an s32 product is an s8 product; AMX's f32 transposes). Neither
   // on the earlier attempts, nor both in one: each costs e-nodes, and soak kernels that an
   // attempt without them compiles no longer found their programs within its node limit.
   // False when nothing is left to try.
