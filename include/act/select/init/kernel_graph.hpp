@@ -373,13 +373,10 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   }
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
     const hlo::Instruction& inst = entry.instructions[i];
+    if (needed[i] && inst.opcode == Opcode::Transpose && inst.shape.rank() == 2 && is_float(inst.shape.dtype)) ++result.float_transposes;
     if (!needed[i] || inst.opcode != Opcode::Convert || inst.operands.empty()) continue;
     const DType from = entry.instructions[static_cast<std::size_t>(inst.operands[0])].shape.dtype, to = inst.shape.dtype;
     if (is_integer_narrowing(from, to)) ++result.narrowing_converts;
-  }
-  for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
-    const hlo::Instruction& inst = entry.instructions[i];
-    if (needed[i] && inst.opcode == Opcode::Transpose && inst.shape.rank() == 2 && is_float(inst.shape.dtype)) ++result.float_transposes;
   }
   if (intermediate_pieces) init_detail::offer_intermediate_bytes(b, entry, value, dots);
   graph.rebuild();

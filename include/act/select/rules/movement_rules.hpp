@@ -285,7 +285,9 @@ struct MovementInstruction {
   std::vector<std::shared_ptr<const std::string>> out_dim_texts;
   std::vector<sym::Expr> out_dims;
   std::vector<sym::Expr> alpha_constraints;
-  std::vector<std::shared_ptr<const sym::ParsedText>> slice_bounds;  // isa/slice_bounds.hpp
+  // The slice bounds' texts (isa/slice_bounds.hpp), kept alive for their expressions, which
+  // alpha_constraints holds with the description's own.
+  std::vector<std::shared_ptr<const sym::ParsedText>> slice_bounds;
   // Per Out0 dim: the alpha values (1 .. target) that make it equal a target extent, cached.
   std::vector<std::map<std::int64_t, std::vector<std::int64_t>>> solutions;
 };
@@ -356,11 +358,6 @@ inline const std::vector<FittingAlpha>& fitting_alphas(SelectionContext& ctx, Mo
       const auto r = sym::try_evaluate(k, env);
       ok = r.ok() && r.value != 0;
     }
-    for (const auto& k : mi.slice_bounds) {
-      if (!ok) break;
-      const auto r = sym::try_evaluate(k->expr, env);
-      ok = r.ok() && r.value != 0;
-    }
     if (!ok) continue;
     auto it = caches.semantics.find(MovementCaches::SemanticsKey{mi.index, alpha});
     if (it == caches.semantics.end())
@@ -428,8 +425,10 @@ inline std::optional<TensorRewrite> movement_instruction_rule(SelectionContext& 
       mi.alpha_constraints.push_back(e.expr);
     }
     if (!parsed) continue;
-    for (std::string& bound : isa_rule_detail::slice_bounds(context.isa, inst))
+    for (std::string& bound : isa_rule_detail::slice_bounds(context.isa, inst)) {
       mi.slice_bounds.push_back(sym::parse_shared(std::move(bound)));
+      mi.alpha_constraints.push_back(mi.slice_bounds.back()->expr);
+    }
     mi.solutions.resize(mi.out_dims.size());
     instructions->push_back(std::move(mi));
   }
