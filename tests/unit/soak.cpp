@@ -632,6 +632,25 @@ TEST_CASE("regression amx_sum_of_transposes_saturates: sums of a transpose satur
   CHECK(outcome.result->program.instructions.size() <= 817);
 }
 
+TEST_CASE("regression amx_transposes_of_intermediates: one transpose is blended, the others are built from it",
+          "[soak][regression]") {
+  // AMX sound soak, seed 4242, kernel 156: transpose(divide(s, s)) with s = clamp(p0) - p0^T.
+  // The last retry blended every f32[16,16] transpose the axioms made (of p0, of p0^T, of the
+  // divide, the subtract and the clamp, and of their column pieces), and the maximum over each
+  // row's 16 lane blends was commuted and re-associated; the e-graph reached its node limit at
+  // 48k e-nodes. Now a transpose of a value-wise operation, of a transpose or of a slice is left
+  // to the axioms that push it inward, and a row's maximum is left as built: one transpose of
+  // p0 is blended (256 broadcasts) and the e-graph stays near 26k e-nodes.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_transposes_of_intermediates", 60.0, 156, true);
+  CHECK(outcome.statistics.last_retries == 1);
+  CHECK(outcome.statistics.enodes < 40'000);
+  std::size_t broadcasts = 0;
+  for (const auto& instruction : outcome.result->program.instructions)
+    broadcasts += instruction.name == "vbroadcastssl";
+  CHECK(broadcasts <= 258);
+  CHECK(outcome.result->program.instructions.size() <= 869);
+}
+
 TEST_CASE("regression gemmini_transposed_products_prove_none: s8 products of transposed operands, a program on the retry",
           "[soak][regression]") {
   // Gemmini sound soak, seed 4242, kernel 87: s8 dots whose right operands are transposed.

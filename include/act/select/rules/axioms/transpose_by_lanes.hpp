@@ -11,49 +11,105 @@
 // only where some instruction selects, takes the maximum and broadcasts in a float type that no
 // instruction transposes; without an ISA (the soundness suite) every float type qualifies.
 // A program built this way is long (about 3 instructions per element), so the axiom acts only
-// on transposes of at most kMaxTransposedElements elements, and only on the group explorer's
-// last retry (SelectionContext::last_retry, which a kernel with a float transpose gets).
+// on transposes of at most kMaxTransposedElements elements whose rows are as wide as a select,
+// only on the group explorer's last retry (SelectionContext::last_retry, which a kernel with a
+// float transpose gets), and not on transposes other axioms build from blended ones
+// (transposed_otherwise). The maximum over a row's lanes is left as built: the axioms that
+// would regroup it or move operators through it skip lane blends (holds_lane_blend).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "act/hlo/semantics_outline.hpp"
+#include "act/select/rules/axioms/elementwise.hpp"
 #include "act/select/rules/axioms/support.hpp"
 
 namespace act::select::axiom_detail {
 
 inline constexpr std::int64_t kMaxTransposedElements = 256;
 
-// The float types the axiom may act on for this ISA.
-inline std::vector<DType> types_transposed_by_lanes(const isa::IsaView& isa) {
-  if (isa.instructions.empty()) return {DType::f32, DType::bf16, DType::f16, DType::f64};
-  std::vector<DType> selects, maximums, broadcasts, transposes;
+// A float type the axiom may act on for this ISA, and the row widths (lanes) its selects take:
+// a blended row of m lanes is computed only where an instruction selects over m lanes.
+struct LaneBlendType {
+  DType dtype;
+  std::vector<std::int64_t> lanes;  // empty: any width (no ISA)
+};
+
+inline std::vector<LaneBlendType> types_transposed_by_lanes(const isa::IsaView& isa) {
+  if (isa.instructions.empty()) return {{DType::f32, {}}, {DType::bf16, {}}, {DType::f16, {}}, {DType::f64, {}}};
+  std::vector<DType> maximums, broadcasts, transposes;
+  std::vector<std::pair<DType, std::int64_t>> selects;  // dtype, lanes of a literal [1, m] select
   for (const auto& instruction : isa.instructions) {
     hlo::SemanticsOutline sem;
     if (!hlo::outline_semantics(instruction.semantics, sem).ok()) continue;
     for (std::size_t i = 0; i < sem.count; ++i) {
       const hlo::OutlineStatement& st = sem.statements[i];
-      if (st.opcode == hlo::Opcode::Select) selects.push_back(st.dtype);
+      if (st.opcode == hlo::Opcode::Select && st.rank == 2 && st.dims[0].expression.empty() && st.dims[0].size == 1 &&
+          st.dims[1].expression.empty())
+        selects.push_back({st.dtype, st.dims[1].size});
       if (st.opcode == hlo::Opcode::Maximum) maximums.push_back(st.dtype);
       if (st.opcode == hlo::Opcode::Broadcast) broadcasts.push_back(st.dtype);
       if (st.opcode == hlo::Opcode::Transpose) transposes.push_back(st.dtype);
     }
   }
   const auto has = [](const std::vector<DType>& v, DType t) { return std::find(v.begin(), v.end(), t) != v.end(); };
-  std::vector<DType> out;
-  for (DType t : {DType::f32, DType::bf16, DType::f16, DType::f64})
-    if (has(selects, t) && has(maximums, t) && has(broadcasts, t) && !has(transposes, t)) out.push_back(t);
+  std::vector<LaneBlendType> out;
+  for (DType t : {DType::f32, DType::bf16, DType::f16, DType::f64}) {
+    if (!has(maximums, t) || !has(broadcasts, t) || has(transposes, t)) continue;
+    LaneBlendType type{t, {}};
+    for (const auto& [dtype, lanes] : selects)
+      if (dtype == t && std::find(type.lanes.begin(), type.lanes.end(), lanes) == type.lanes.end()) type.lanes.push_back(lanes);
+    if (!type.lanes.empty()) out.push_back(std::move(type));
+  }
   return out;
+}
+
+// Whether the axiom acts on a transpose of x: rank 2, at most kMaxTransposedElements, a type it
+// blends, and rows (x's first dimension) as wide as some select.
+inline bool blends_transpose_of(const std::vector<LaneBlendType>& types, const Shape& x) {
+  if (x.rank() != 2 || x.dims[0] <= 1 || x.dims[1] <= 1 || x.dims[0] * x.dims[1] > kMaxTransposedElements) return false;
+  for (const LaneBlendType& t : types)
+    if (t.dtype == x.dtype && (t.lanes.empty() || std::find(t.lanes.begin(), t.lanes.end(), x.dims[0]) != t.lanes.end())) return true;
+  return false;
+}
+
+// Whether transpose(x) is built from other transposes the axiom blends, so blending it as well
+// would only add e-nodes: x's class holds a transpose (transpose-of-transpose), a broadcast
+// (transpose-of-broadcast), a slice of a value whose transpose is blended (transpose-of-slice),
+// or a value-wise operation over such values other than x itself (transpose-of-<op>), or the
+// transpose is x again. In the AMX sound soak, blending every such transpose spent the last
+// retry's node limit on transposes of intermediate values and of their pieces (10 kernels).
+inline bool transposed_otherwise(const View& v, const std::vector<LaneBlendType>& types) {
+  using enum hlo::Opcode;
+  const TensorGraph& g = v.g;
+  const Id x = v.cls("?x");
+  if (g.find(v.root) == x) return true;
+  const auto blended = [&](Id c) { return blends_transpose_of(types, g.data(c).type); };
+  const auto value_wise = [](hlo::Opcode code) {
+    return code != Copy && (std::ranges::find(kThroughBinary, code) != std::end(kThroughBinary) ||
+                            std::ranges::find(kThroughUnary, code) != std::end(kThroughUnary));
+  };
+  for (Id n : g.class_nodes(x)) {
+    const auto& node = g.node(n);
+    if (node.op.kind != NodeKind::Operator) continue;
+    const hlo::Opcode code = node.op.opcode;
+    if (code == Transpose || code == Broadcast) return true;
+    if (code == Slice && blended(g.find(node.children[0]))) return true;
+    if (value_wise(code) && std::ranges::all_of(node.children, [&](Id c) { return g.find(c) != x && blended(g.find(c)); }))
+      return true;
+  }
+  return false;
 }
 
 inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   using enum hlo::Opcode;
-  const std::vector<DType> types = types_transposed_by_lanes(ctx.isa);
+  const std::vector<LaneBlendType> types = types_transposed_by_lanes(ctx.isa);
   if (types.empty()) return;
   AxiomRules rules(ctx, out);
   rules.add(
@@ -67,8 +123,7 @@ inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axi
         // pieces that each grew by hundreds of e-nodes, and the node limit came before its program.
         if (!v.ctx.last_retry && !v.ctx.isa.instructions.empty()) return false;
         const Shape& x = v.type("?x");
-        return x.rank() == 2 && v.attr("t").dimensions == Dims{1, 0} && x.dims[0] > 1 && x.dims[1] > 1 &&
-               x.dims[0] * x.dims[1] <= kMaxTransposedElements && std::find(types.begin(), types.end(), x.dtype) != types.end();
+        return blends_transpose_of(types, x) && v.attr("t").dimensions == Dims{1, 0} && !transposed_otherwise(v, types);
       },
       [](const View& v, Build& b) {
         const Shape x = v.type("?x");
