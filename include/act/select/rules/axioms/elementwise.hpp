@@ -240,7 +240,7 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
     rules.add(info("<op>-associative", f, {f}, {f}, reassoc, "TensorRight add/rule01, mul/rule06"),
               fmt::format("({0}@outer ({0}@inner ?a ?b) ?c)", name_of(f)),
               [f, extremum, relu_facts](const View& v) {
-                if (f == Maximum && any_lane_blend(v, {"?a", "?b", "?c"})) return false;
+                if (f == Maximum && any_lane_blend(v, {"?c"})) return false;
                 if (v.op("inner") != v.op("outer") || relu_facts->any) return true;
                 const DType t = v.root_type().dtype;
                 if (extremum) return !relu_facts->widened_relu_type(t);
