@@ -209,6 +209,27 @@ TEST_CASE("module 1: attention.hlo enters byte-flattened") {
   CHECK(c.constants.size() == 1);
 }
 
+TEST_CASE("module 1: float transposes that another transpose undoes are told apart") {
+  // transpose(clamp(transpose(p0))) undoes itself; a third transpose of that chain does not.
+  const auto count = [](const std::string& body) {
+    const auto kernel = hlo::parse_module("HloModule m\n\nENTRY %main (p0: f32[16,16]) -> f32[16,16] {\n"
+                                          "  %p0 = f32[16,16] parameter(0)\n"
+                                          "  %lo = f32[] constant(-0.5)\n  %hi = f32[] constant(0.5)\n" + body + "}\n");
+    SelectionContext c = qkv_context();
+    TensorGraph g{TensorAnalysis(&c)};
+    const InitialGraph init = add_kernel(g, c, kernel);
+    return std::pair{init.float_transposes, init.float_transposes_kept};
+  };
+  const std::string twice = "  %t1 = f32[16,16] transpose(%p0), dimensions={1,0}\n"
+                            "  %c = f32[16,16] clamp(%lo, %t1, %hi)\n"
+                            "  %t2 = f32[16,16] transpose(%c), dimensions={1,0}\n";
+  CHECK(count(twice + "  ROOT %r = f32[16,16] add(%t2, %p0)\n") == std::pair<std::size_t, std::size_t>{2, 0});
+  CHECK(count(twice + "  ROOT %t3 = f32[16,16] transpose(%t2), dimensions={1,0}\n") ==
+        std::pair<std::size_t, std::size_t>{3, 1});
+  // The inner transpose read by something else is still needed.
+  CHECK(count(twice + "  ROOT %r = f32[16,16] add(%t2, %t1)\n") == std::pair<std::size_t, std::size_t>{2, 1});
+}
+
 TEST_CASE("module 1: intermediate dots are offered in row pieces only when asked") {
   // attention.hlo: the first dot (Q . K^T, 64 rows) is read by exponential; the second is the
   // output, which is not an intermediate.

@@ -51,6 +51,7 @@ struct InitialGraph {
   std::size_t transposed_intermediate_dots = 0;  // ... of them, those that contract an operand's rows (p0 . p1^T)
   std::size_t narrowing_converts = 0;     // converts of an integer to a narrower integer
   std::size_t float_transposes = 0;       // rank-2 transposes of floats (transpose-by-lane-blends)
+  std::size_t float_transposes_kept = 0;  // ... of them, those no other transpose undoes (transposes_undone)
 };
 
 // Whether `s` (or a tuple element) is laid out other than row-major untiled.
@@ -149,6 +150,56 @@ inline void offer_intermediate_bytes(TensorBuilder& b, const hlo::Computation& e
     while (depth < 6 && (std::int64_t{1} << depth) < inst.shape.dims[0]) ++depth;
     split_bytes(b, write_array(b, value[i], Shape(inst.shape.dtype, inst.shape.dims)), depth);
   }
+}
+
+// Which rank-2 transposes of the entry another transpose undoes, through value-wise operations
+// of one value (f(x), f(x, x), clamp(lo, x, hi) with scalar bounds): transpose(clamp(transpose(x)))
+// is clamp(x) once the axioms push the outer transpose inward. The inner transpose is undone too
+// when nothing else reads it or the values between. Such kernels need no transpose built (the
+// group explorer then keeps the usual order of attempts).
+inline std::vector<bool> transposes_undone(const hlo::Computation& entry, const std::vector<bool>& needed) {
+  using hlo::Opcode;
+  const std::size_t n = entry.instructions.size();
+  std::vector<std::size_t> readers(n, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    if (needed[i])
+      for (int o : entry.instructions[i].operands) ++readers[static_cast<std::size_t>(o)];
+  const auto transpose_2d = [&](std::size_t i) {
+    const hlo::Instruction& t = entry.instructions[i];
+    return t.opcode == Opcode::Transpose && t.shape.rank() == 2;
+  };
+  // The one non-scalar operand of a value-wise operation of one value, or -1.
+  const auto value_operand = [&](const hlo::Instruction& inst) -> int {
+    constexpr Opcode kValueWise[] = {Opcode::Negate, Opcode::Exponential, Opcode::Abs,      Opcode::Sqrt,
+                                     Opcode::Rsqrt,  Opcode::Tanh,        Opcode::Logistic, Opcode::Log,
+                                     Opcode::Copy,   Opcode::Add,         Opcode::Subtract, Opcode::Multiply,
+                                     Opcode::Divide, Opcode::Maximum,     Opcode::Minimum,  Opcode::Clamp};
+    if (std::ranges::find(kValueWise, inst.opcode) == std::end(kValueWise) || inst.operands.empty()) return -1;
+    int x = -1;
+    for (int o : inst.operands) {
+      if (entry.instructions[static_cast<std::size_t>(o)].shape.rank() == 0) continue;
+      if (x >= 0 && o != x) return -1;
+      x = o;
+    }
+    return inst.shape.same_type(entry.instructions[static_cast<std::size_t>(x < 0 ? 0 : x)].shape) ? x : -1;
+  };
+  std::vector<bool> undone(n, false), undoes(n, false);  // undoes: the outer transpose of a pair
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!needed[i] || !transpose_2d(i)) continue;
+    std::vector<std::size_t> between;
+    int v = entry.instructions[i].operands[0];
+    while (v >= 0 && !transpose_2d(static_cast<std::size_t>(v))) {
+      between.push_back(static_cast<std::size_t>(v));
+      v = value_operand(entry.instructions[static_cast<std::size_t>(v)]);
+    }
+    // transpose(transpose(transpose(x))) is a transpose of x: the outer one pairs with none.
+    if (v < 0 || undoes[static_cast<std::size_t>(v)]) continue;
+    undone[i] = undoes[i] = true;
+    bool alone = readers[static_cast<std::size_t>(v)] == 1;
+    for (std::size_t b : between) alone = alone && readers[b] == 1;
+    if (alone) undone[static_cast<std::size_t>(v)] = true;
+  }
+  return undone;
 }
 
 }  // namespace init_detail
@@ -371,9 +422,13 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     });
     if (!canonical || reads_transpose) ++result.transposed_intermediate_dots;
   }
+  const std::vector<bool> undone = init_detail::transposes_undone(entry, needed);
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
     const hlo::Instruction& inst = entry.instructions[i];
-    if (needed[i] && inst.opcode == Opcode::Transpose && inst.shape.rank() == 2 && is_float(inst.shape.dtype)) ++result.float_transposes;
+    if (needed[i] && inst.opcode == Opcode::Transpose && inst.shape.rank() == 2 && is_float(inst.shape.dtype)) {
+      ++result.float_transposes;
+      if (!undone[i]) ++result.float_transposes_kept;
+    }
     if (!needed[i] || inst.opcode != Opcode::Convert || inst.operands.empty()) continue;
     const DType from = entry.instructions[static_cast<std::size_t>(inst.operands[0])].shape.dtype, to = inst.shape.dtype;
     if (is_integer_narrowing(from, to)) ++result.narrowing_converts;
