@@ -181,7 +181,7 @@ inline std::vector<bool> transposes_undone(const hlo::Computation& entry, const 
       if (x >= 0 && o != x) return -1;
       x = o;
     }
-    return inst.shape.same_type(entry.instructions[static_cast<std::size_t>(x < 0 ? 0 : x)].shape) ? x : -1;
+    return x >= 0 && inst.shape.same_type(entry.instructions[static_cast<std::size_t>(x)].shape) ? x : -1;
   };
   std::vector<bool> undone(n, false), undoes(n, false);  // undoes: the outer transpose of a pair
   for (std::size_t i = 0; i < n; ++i) {
