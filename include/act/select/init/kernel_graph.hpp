@@ -168,7 +168,9 @@ inline std::vector<bool> transposes_undone(const hlo::Computation& entry, const 
     const hlo::Instruction& t = entry.instructions[i];
     return t.opcode == Opcode::Transpose && t.shape.rank() == 2;
   };
-  // The one non-scalar operand of a value-wise operation of one value, or -1.
+  // The one non-scalar operand of a value-wise operation of one value, or -1. The operations are
+  // those the transpose-of-<op> axioms push a transpose through (axioms/elementwise.hpp's
+  // kThroughUnary and kThroughBinary, which module 1 does not include) and clamp.
   const auto value_operand = [&](const hlo::Instruction& inst) -> int {
     constexpr Opcode kValueWise[] = {Opcode::Negate, Opcode::Exponential, Opcode::Abs,      Opcode::Sqrt,
                                      Opcode::Rsqrt,  Opcode::Tanh,        Opcode::Logistic, Opcode::Log,

@@ -148,9 +148,7 @@ class GroupExplorer {
     for (const auto& group_outputs : outputs) {
       std::unique_ptr<SelectionContext> own;
       if (outputs.size() > 1) {
-        own = std::make_unique<SelectionContext>();
-        own->isa = context.isa;
-        own->image = context.image;
+        own = fresh_context(context);
       }
       auto g = std::make_unique<Group>(own ? own.get() : &context);
       g->own_context = std::move(own);
@@ -165,9 +163,7 @@ class GroupExplorer {
       }
       if (!g->pieces_first && blends_transposes_first(*g, context)) {
         if (!g->own_context) {  // the first attempt's rules differ from the caller's
-          g->own_context = std::make_unique<SelectionContext>();
-          g->own_context->isa = context.isa;
-          g->own_context->image = context.image;
+          g->own_context = fresh_context(context);
           g->context = g->own_context.get();
         }
         g->narrowing = g->blends_first = true;
@@ -304,6 +300,14 @@ class GroupExplorer {
     }
   }
 
+  // A context of its own for a group or an attempt: the caller's ISA and HBM image, nothing else.
+  static std::unique_ptr<SelectionContext> fresh_context(const SelectionContext& context) {
+    auto own = std::make_unique<SelectionContext>();
+    own->isa = context.isa;
+    own->image = context.image;
+    return own;
+  }
+
   // Whether the group starts with the last retry's rules: it transposes a float (rank 2, one
   // that no other transpose undoes: InitialGraph::float_transposes_kept) on an ISA that builds
   // such transposes only from lane blends (axioms/transpose_by_lanes.hpp). The usual attempts
@@ -323,9 +327,7 @@ class GroupExplorer {
     g.explorer.reset();
     // A fresh context too, so the new attempt interns (and matches) as a first one would.
     g.own_rules = RuleSet();
-    g.own_context = std::make_unique<SelectionContext>();
-    g.own_context->isa = context_.isa;
-    g.own_context->image = context_.image;
+    g.own_context = fresh_context(context_);
     g.own_context->row_piece_retry = g.split_on_retry;
     g.own_context->last_retry = g.narrowing;
     g.own_context->intermediate_row_pieces = g.intermediate_pieces;
