@@ -301,6 +301,41 @@ TEST_CASE("esun orders the QKV graph depth-first and a value read last does not 
   CHECK(has(0, 11));   // an input and the output are both in HBM for good
 }
 
+TEST_CASE("the interference graph's sweep finds the pairs a pairwise check finds, and has_edges agrees") {
+  const auto g = qkv_attention_graph();
+  const auto ctx = qkv_context();
+  const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, sim::kernel_image(attention()));
+  // The definition of the header comment, pair by pair.
+  const auto pairwise = [&](const alloc::Schedule& s) {
+    const auto live = alloc::live_ranges(values, s);
+    alloc::InterferenceGraph edges;
+    for (std::size_t a = 0; a < values.size(); ++a)
+      for (std::size_t b = a + 1; b < values.size(); ++b) {
+        if (!values.storage[a] || !values.storage[b] || values.node(a).buffer != values.node(b).buffer) continue;
+        if (values.node(a).is_leaf() && values.node(b).is_leaf()) continue;
+        if (values.overlay[a] >= 0 && values.overlay[a] == values.overlay[b]) continue;
+        if (live[a].begin > live[b].end || live[b].begin > live[a].end) continue;
+        const bool b_first = alloc::ordered_edge(values, a, b) && live[b].begin < live[a].begin;
+        edges.push_back(b_first ? std::pair{b, a} : std::pair{a, b});
+      }
+    std::sort(edges.begin(), edges.end());
+    return edges;
+  };
+  alloc::ScheduleGenerator orders(values);
+  std::size_t checked = 0;
+  for (auto s = orders.next(); s && checked < 200; s = orders.next(), ++checked) {
+    const alloc::InterferenceGraph expected = pairwise(*s);
+    REQUIRE_FALSE(expected.empty());
+    CHECK(alloc::interference_graph(values, *s) == expected);
+    CHECK(orders.last_interference() == expected);
+    const auto live = alloc::live_ranges(values, *s);
+    CHECK(alloc::has_edges(values, live, expected));
+    alloc::InterferenceGraph reversed{{expected.front().second, expected.front().first}};
+    CHECK_FALSE(alloc::has_edges(values, live, reversed));  // an edge holds in its orientation only
+  }
+  CHECK(checked > 10);
+}
+
 TEST_CASE("the QKV attention graph allocates to the paper's nine instructions and verifies") {
   const auto g = qkv_attention_graph();
   const auto ctx = qkv_context();

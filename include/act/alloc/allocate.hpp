@@ -83,11 +83,10 @@ namespace allocate_detail {
 inline constexpr std::size_t kMinOverfullCore = 3;
 inline std::optional<CspResult> overfull_point(const GraphValues& values, const Schedule& schedule) {
   const std::vector<LiveRange> live = live_ranges(values, schedule);
-  auto units_of = [&](std::size_t i) {
-    std::int64_t units = 1;
-    for (auto l : values.length[i]) units *= l;
-    return units;
-  };
+  std::vector<std::int64_t> units(values.size(), 1);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    for (auto l : values.length[i]) units[i] *= l;
+  auto units_of = [&](std::size_t i) { return units[i]; };
   std::optional<CspResult> best;
   std::size_t best_size = 0;
   for (std::size_t b = 0; b < values.isa.buffers.size(); ++b) {
@@ -100,17 +99,28 @@ inline std::optional<CspResult> overfull_point(const GraphValues& values, const 
       if (values.storage[i] && !values.node(i).is_leaf() && static_cast<std::size_t>(values.node(i).buffer) == b &&
           live[i].begin <= live[i].end)
         members.push_back(i);
+    if (members.empty()) continue;
+    // The load at every time point in one pass (+units at a begin, -units after an end), not a
+    // pass over every member per member (quadratic on programs of 1,000 instructions).
+    std::int64_t first = live[members[0]].begin, last = live[members[0]].end;
+    for (std::size_t m : members) {
+      first = std::min(first, live[m].begin);
+      last = std::max(last, live[m].end);
+    }
+    std::vector<std::int64_t> load_at(static_cast<std::size_t>(last - first + 2), 0);
+    for (std::size_t m : members) {
+      load_at[static_cast<std::size_t>(live[m].begin - first)] += units_of(m);
+      load_at[static_cast<std::size_t>(live[m].end - first + 1)] -= units_of(m);
+    }
+    for (std::size_t t = 1; t < load_at.size(); ++t) load_at[t] += load_at[t - 1];
     // Every load peak is at some value's first time point (live ranges are intervals).
     for (std::size_t m : members) {
       const std::int64_t t = live[m].begin;
-      std::int64_t load = 0;
+      const std::int64_t load = load_at[static_cast<std::size_t>(t - first)];
+      if (load <= capacity) continue;
       std::vector<std::size_t> clique;
       for (std::size_t i : members)
-        if (live[i].begin <= t && t <= live[i].end) {
-          load += units_of(i);
-          clique.push_back(i);
-        }
-      if (load <= capacity) continue;
+        if (live[i].begin <= t && t <= live[i].end) clique.push_back(i);
       // The fewest of them that still overfill the buffer: the largest.
       std::stable_sort(clique.begin(), clique.end(), [&](std::size_t x, std::size_t y) { return units_of(x) > units_of(y); });
       std::int64_t kept = 0;
