@@ -76,6 +76,7 @@ class Planner {
     for (std::size_t i = 0; i < n; ++i) version_[i] = i;
     resident_.assign(n, false);
     placed_.assign(n, false);
+    plans_.resize(n);
     stored_.assign(n, std::nullopt);
     load_.assign(v_.isa.buffers.size(), 0);
   }
@@ -223,7 +224,7 @@ class Planner {
           victim.reset();
           break;
         }
-        const std::optional<CopyPlan> plan = copy_plan(v_, s, spills_);
+        const std::optional<CopyPlan>& plan = plan_of(s);
         if (!plan) continue;
         const std::int64_t next = next_use(s, t - 1);
         if (next > farthest || (next == farthest && plan->cost < victim_plan->cost)) {
@@ -310,7 +311,7 @@ class Planner {
     // (or recomputed later).
     const std::optional<std::size_t> destroyed = destroyed_by(q);
     if (destroyed && needed_after(*destroyed, t)) {
-      const std::optional<CopyPlan> plan = copy_plan(v_, *destroyed, spills_);
+      const std::optional<CopyPlan> plan = plan_of(*destroyed);
       if (!plan) return false;
       if (plan->spill) store(*destroyed);
       evicted_plan_[*destroyed] = *plan;
@@ -335,6 +336,13 @@ class Planner {
     return true;
   }
 
+  // copy_plan(v_, s, spills_), worked out once per value: make_room weighs every resident value
+  // at each eviction, and the plan depends on the graph alone.
+  const std::optional<CopyPlan>& plan_of(std::size_t s) {
+    if (!plans_[s]) plans_[s] = copy_plan(v_, s, spills_);
+    return *plans_[s];
+  }
+
   const GraphValues& v_;
   const Schedule& schedule_;
   SpillTable& spills_;
@@ -348,6 +356,7 @@ class Planner {
   std::vector<bool> placed_;                        // per original node: in order_ already
   std::vector<std::optional<std::size_t>> stored_;  // per value: its store to HBM scratch
   std::map<std::size_t, CopyPlan> evicted_plan_;    // how an evicted value comes back
+  std::vector<std::optional<std::optional<CopyPlan>>> plans_;  // plan_of's, per value (outer: worked out)
   std::map<std::pair<std::size_t, std::vector<std::size_t>>, std::size_t> clones_;
   std::size_t spills_count_ = 0, recomputes_ = 0, moved_stores_ = 0;
 };
