@@ -174,11 +174,13 @@ inline std::optional<CspOptions> csp_options_now(const AllocateOptions& options)
 
 // Solves the CSP of one schedule (counted in `stats`): an overfull point's core without asking
 // the solver, or the solver's answer.
-inline CspResult solve_schedule(const GraphValues& values, const Schedule& schedule, const InterferenceGraph& interference,
-                                CspSolver& solver, const CspOptions& csp, AllocateStats& stats) {
+// `interference()` gives the schedule's interference graph, built only when the solver needs it.
+template <class InterferenceOf>
+CspResult solve_schedule(const GraphValues& values, const Schedule& schedule, const InterferenceOf& interference,
+                         CspSolver& solver, const CspOptions& csp, AllocateStats& stats) {
   ++stats.schedules_tried;
   std::optional<CspResult> overfull = overfull_point(values, schedule);
-  CspResult r = overfull ? std::move(*overfull) : solver.solve(values, schedule, interference, csp);
+  CspResult r = overfull ? std::move(*overfull) : solver.solve(values, schedule, interference(), csp);
   stats.solve_seconds += r.stats.seconds;
   stats.interference_edges = r.stats.interference_edges;
   if (r.stats.variables) {
@@ -204,7 +206,8 @@ inline Attempt try_schedules(const GraphValues& values, ScheduleGenerator::Const
       break;
     }
     ++tried;
-    CspResult r = solve_schedule(values, *schedule, schedules.last_interference(), solver, *csp, stats);
+    CspResult r = solve_schedule(values, *schedule, [&]() -> const InterferenceGraph& { return schedules.last_interference(); },
+                                 solver, *csp, stats);
     if (r.status == CspStatus::Sat) {
       a.program = emit(values, *schedule, *r.assignment);
       a.schedule = std::move(*schedule);
@@ -301,7 +304,7 @@ inline AllocateResult allocate_graph(const select::PiiGraph& graph, const isa::I
       const Schedule held = esun_schedule(values, IdentityMemory::Aliased);
       const bool tried = std::any_of(a.failures.begin(), a.failures.end(), [&](const auto& f) { return f.first.order == held.order; });
       if (const std::optional<CspOptions> csp = allocate_detail::csp_options_now(options); csp && !tried) {
-        CspResult r = allocate_detail::solve_schedule(values, held, interference_graph(values, held), solver, *csp, result.stats);
+        CspResult r = allocate_detail::solve_schedule(values, held, [&] { return interference_graph(values, held); }, solver, *csp, result.stats);
         if (r.status == CspStatus::Sat) {
           a.program = emit(values, held, *r.assignment);
           a.schedule = held;

@@ -355,14 +355,19 @@ class ScheduleGenerator {
         ++pruned_;
         continue;
       }
-      last_graph_ = interference_graph(v_, live);
+      last_live_ = live;
+      last_graph_.reset();
       returned_.push_back(s.order);
       return s;
     }
   }
 
   // Interference graph of the schedule `next()` returned last.
-  const InterferenceGraph& last_interference() const { return last_graph_; }
+  // (Built on first use: a schedule that overfills a buffer fails without it.)
+  const InterferenceGraph& last_interference() const {
+    if (!last_graph_) last_graph_ = interference_graph(v_, last_live_);
+    return *last_graph_;
+  }
   // Record an unsatisfiable interference graph (or a subgraph of one: an unsat core), and
   // prepare the repaired order that avoids it (see the class comment).
   void add_failed(InterferenceGraph g) {
@@ -525,7 +530,8 @@ class ScheduleGenerator {
   std::optional<Schedule> repaired_;                          // offered by next() before enumerating
   std::vector<std::vector<NodeIndex>> offered_repairs_;       // repaired orders next() returned
   std::vector<std::vector<NodeIndex>> returned_;              // every order next() returned
-  InterferenceGraph last_graph_;
+  std::vector<LiveRange> last_live_;                          // of the schedule next() returned last
+  mutable std::optional<InterferenceGraph> last_graph_;       // its interference graph, once asked for
   std::size_t pruned_ = 0, looked_at_ = 0;
 };
 
