@@ -639,6 +639,49 @@ TEST_CASE("regression amx_sum_of_transposes_saturates: sums of a transpose satur
   CHECK(outcome.result->program.instructions.size() <= 817);
 }
 
+TEST_CASE("regression amx_input_beside_its_transpose: an output holding an input and its transpose compiles",
+          "[soak][regression]") {
+  // concat(p0^T, p0). Its first attempt saturated without a graph and the compile claimed that
+  // no program exists: the view rule had written the bytes of p0 that the lane blends read as a
+  // view of the output (the first base its walk met), which no instruction produces. The view
+  // rule now prefers a base holding a kernel input (rules/view_rules.hpp).
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_input_beside_its_transpose", 60.0, 94, true);
+  CHECK(outcome.result->program.instructions.size() <= 787);
+}
+
+TEST_CASE("regression amx_columns_joined_from_computed: rows joined from a computed value and an input compile",
+          "[soak][regression]") {
+  // concat(p0 + p0, p1) along columns: every 128-byte output row holds a computed row and an
+  // input row. The e-graph saturated with the outputs in whole rows and the compile claimed no
+  // program; the deeper output split (64-byte pieces, one store each) is now tried for a byte
+  // view of a value joined along a minor dimension from producible values (search/diagnosis.hpp).
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_columns_joined_from_computed", 60.0, 3, true);
+  CHECK(outcome.result->program.instructions.size() <= 80);
+}
+
+TEST_CASE("regression amx_clamp_bound_mixtures: a transpose over a clamp is blended once", "[soak][regression]") {
+  // The split, commuted maximum of the clamp offered concatenates of p0's pieces and the
+  // bound's (one class: all pieces of a broadcast are equal), and each such mixture's transpose
+  // was blended: 32 blends and 157k e-nodes for one transpose, past the node limit. Now
+  // concat-of-<op> does not join a piece with a constant, and only the kernel's own values and
+  // their pieces are blended (axioms/transpose_by_lanes.hpp).
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_clamp_bound_mixtures", 60.0, 5, true);
+  CHECK(outcome.statistics.enodes < 60'000);
+  std::size_t broadcasts = 0;
+  for (const auto& instruction : outcome.result->program.instructions)
+    broadcasts += instruction.name == "vbroadcastssl" || instruction.name == "vbroadcastss";
+  CHECK(broadcasts <= 258);
+}
+
+TEST_CASE("regression amx_minimum_of_itself: minimum(x, x) is x from module 1 on", "[soak][regression]") {
+  // Without it, the copy of p0 that minimum(p0, p0) names under the clamp took the lane-blend
+  // attempt past its node limit (100k e-nodes) and no program was found in 5 s.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_minimum_of_itself", 60.0, 3, true);
+  CHECK(outcome.statistics.split_retries == 0);
+  CHECK(outcome.statistics.enodes < 30'000);
+  CHECK(outcome.result->program.instructions.size() <= 834);
+}
+
 TEST_CASE("regression amx_transposes_of_intermediates: one transpose is blended, the others are built from it",
           "[soak][regression]") {
   // AMX sound soak, seed 4242, kernel 156: transpose(divide(s, s)) with s = clamp(p0) - p0^T.

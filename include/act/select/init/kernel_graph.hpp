@@ -152,6 +152,13 @@ inline void offer_intermediate_bytes(TensorBuilder& b, const hlo::Computation& e
   }
 }
 
+// Whether `inst` is maximum(x, x), minimum(x, x) or select(p, x, x): its value is x.
+inline bool of_one_value_twice(const hlo::Instruction& inst, const std::vector<Id>& operands) {
+  using hlo::Opcode;
+  if ((inst.opcode == Opcode::Maximum || inst.opcode == Opcode::Minimum) && operands.size() == 2) return operands[0] == operands[1];
+  return inst.opcode == Opcode::Select && operands.size() == 3 && operands[1] == operands[2];
+}
+
 // Which rank-2 transposes of the entry another transpose undoes, through value-wise operations
 // of one value (f(x), f(x, x), clamp(lo, x, hi) with scalar bounds): transpose(clamp(transpose(x)))
 // is clamp(x) once the axioms push the outer transpose inward. The inner transpose is undone too
@@ -221,16 +228,21 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   InitialGraph result;
   result.image = sim::kernel_image(kernel, context.image);
   const hlo::Computation& entry = kernel.entry_computation();
-  std::vector<bool> needed(entry.instructions.size(), true);
-  if (!outputs.empty()) {
+  // Only what the outputs read is built: dead instructions would grow with rewriting too.
+  // Every parameter keeps its input when all outputs are built (the HBM image has them all).
+  std::vector<int> wanted;
+  if (outputs.empty()) {
+    wanted.push_back(entry.root);
+  } else {
     const hlo::Instruction& root = entry.root_instruction();
-    std::vector<int> wanted;
     for (std::size_t k : outputs) {
       if (k >= result.image.outputs.size()) throw Error(ErrorKind::Internal, fmt::format("add_kernel: no output {}", k));
       wanted.push_back(root.opcode == Opcode::Tuple ? root.operands.at(k) : entry.root);
     }
-    needed = instructions_needed_by(entry, wanted);
   }
+  std::vector<bool> needed = instructions_needed_by(entry, wanted);
+  if (outputs.empty())
+    for (int p : entry.parameters) needed.at(static_cast<std::size_t>(p)) = true;
   for (const hlo::Instruction& inst : entry.instructions)
     if (inst.opcode == Opcode::Parameter || &inst == &entry.root_instruction())
       result.reorders_bytes = result.reorders_bytes || reorders_bytes(inst.shape);
@@ -271,6 +283,18 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     // shrunk to one took 40 rewrite iterations and found nothing).
     if (inst.opcode == Opcode::Concatenate && operands.size() == 1) {
       value[i] = operands[0];
+      continue;
+    }
+    // The maximum or minimum of a value and itself, and a select between a value and itself,
+    // are that value (rewrites.md MAX-1, SEL-1; bit for bit but for a NaN's payload, which
+    // verification does not tell apart). Random kernels write them; built, such a node was
+    // another class for the axioms to split, transpose and re-associate (AMX soak kernel 3's
+    // lane-blend transpose of minimum(p0, clamp(lo, minimum(p0, p0), hi)) hit the node limit,
+    // the same kernel with p0 for minimum(p0, p0) compiles in 5 iterations). Module 1, not an
+    // axiom: as an axiom it also absorbed re-associated terms (min(a, min(a, b)) = min(a, b)),
+    // and the e-graphs of kernels with clamps grew by half.
+    if (init_detail::of_one_value_twice(inst, operands)) {
+      value[i] = operands.back();
       continue;
     }
     NodeAttributes a;
@@ -347,6 +371,10 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
       init_detail::unsupported(inst, fmt::format("has type {} in the tensor language, declared {}",
                                                  to_string(graph.data(value[i]).type), to_string(inst.shape)));
   }
+
+  context.kernel_values.clear();
+  for (const Id v : value)
+    if (v != egraph::kNoId) context.kernel_values.push_back(v);
 
   const hlo::Instruction& root = entry.root_instruction();
   std::vector<Id> results;

@@ -39,6 +39,7 @@
 #include "act/core/dtype.hpp"
 #include "act/core/literal.hpp"
 #include "act/core/shape.hpp"
+#include "act/egraph/id.hpp"
 #include "act/egraph/language.hpp"
 #include "act/hlo/module.hpp"
 #include "act/hlo/opcode.hpp"
@@ -281,6 +282,10 @@ struct SelectionContext {
   // This context serves an attempt that offers intermediate dots as row pieces (GroupExplorer).
   // Then, as on a row_piece_retry, dot-transposed-rhs-by-rows acts too (axioms/dot.hpp).
   bool intermediate_row_pieces = false;
+  // The class module 1 gave each value of the kernel (init/kernel_graph.hpp), for an axiom that
+  // acts only on the kernel's own values and their pieces (transpose-by-lane-blends). Empty
+  // when the e-graph was not built from a kernel (the soundness suite): no restriction then.
+  std::vector<egraph::Id> kernel_values;
 
   const NodeAttributes& attributes_of(const TensorOp& op) const { return attributes[op.attributes]; }
 };

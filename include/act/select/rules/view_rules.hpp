@@ -5,10 +5,16 @@
 // by tdpbusd's VNNI pattern, K1's tiled output written tile by tile).
 //
 // Each node is processed once (the rule remembers node ids), so the rule costs one view
-// computation per new movement node; at most 3 bases per node, 6 operators deep, and none for
-// a node straight over a value that is not a view (it is its own canonical chain).
+// computation per new movement node: over one base, 6 operators deep, and none for a node
+// straight over a value that is not a view (it is its own canonical chain). The base is the
+// first of the walk's first kBasesLooked that holds a kernel input, else the first: a view of
+// an input is read straight from HBM, while the same bytes as a view of an output being
+// written, or of the input's value in its logical type (a kernel whose output joins an input
+// p0 with p0's transpose), gave the lane-blend transpose's element reads no class to read
+// from, and the kernel was "proved" to have no program.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +27,14 @@
 #include "act/select/ir/views.hpp"
 
 namespace act::select {
+
+inline constexpr std::size_t kBasesLooked = 3;
+
+inline bool holds_input(const TensorGraph& g, egraph::Id cls) {
+  for (egraph::Id n : g.class_nodes(cls))
+    if (g.node(n).op.kind == NodeKind::Input) return true;
+  return false;
+}
 
 inline TensorRewrite view_canonical_rule(SelectionContext& context) {
   using egraph::Id;
@@ -55,11 +69,12 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
       for (Id n : g.class_nodes(child)) chain = chain || is_movement(g.node(n).op);
       if (!chain) return out;
       const Shape type = g.data(cls).type;
-      for (const ClassView& below : class_views(g, *ctx, child, 6, 1)) {
-        const auto view = apply_movement(*ctx, op, type, below.view);
-        if (!view) continue;
-        if (auto id = canonical_view(g, *ctx, below.base, *view)) out.push_back(*id);
-      }
+      const std::vector<ClassView> views = class_views(g, *ctx, child, 6, kBasesLooked);
+      if (views.empty()) return out;
+      auto below = std::find_if(views.begin(), views.end(), [&](const ClassView& v) { return holds_input(g, v.base); });
+      if (below == views.end()) below = views.begin();
+      if (const auto view = apply_movement(*ctx, op, type, below->view))
+        if (auto id = canonical_view(g, *ctx, below->base, *view)) out.push_back(*id);
       return out;
     };
   };

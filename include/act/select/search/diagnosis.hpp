@@ -290,10 +290,26 @@ inline std::string explain_unmet_roots(const RequestGraph& requests, std::size_t
 
 // Some root cannot be produced although a computed value behind it can: the search from the
 // unmet roots (as explain_unmet_roots) meets a byte view, bitcast-convert to u8, of a
-// producible value of another type. Splitting the output into smaller byte pieces may let
-// a store write it (GroupExplorer retries with a deeper split only then).
+// producible value of another type, or of a value joined along a minor dimension from
+// producible values (concat(a, p1) along columns: an output piece of whole rows holds parts
+// of both, and no instruction writes such a row; smaller pieces each hold one). Splitting the
+// output into smaller byte pieces may let a store write it (GroupExplorer retries with a
+// deeper split only then).
 inline bool unmet_byte_view_of_producible_value(const RequestGraph& requests) {
   using Request = RequestGraph::Request;
+  const auto joined_across_rows_from_producible = [&](std::uint32_t d) {
+    const TensorGraph& g = requests.graph();
+    for (egraph::Id n : g.eclass(requests.eclass(d)).nodes) {
+      const auto node = g.node(n);
+      if (node.op.kind != NodeKind::Operator || node.op.opcode != hlo::Opcode::Concatenate) continue;
+      const auto& dims = requests.context().attributes_of(node.op).dimensions;
+      if (dims.empty() || dims[0] == 0) continue;
+      if (std::all_of(node.children.begin(), node.children.end(),
+                      [&](egraph::Id k) { return requests.producible_somewhere(requests.dense(g.find(k))); }))
+        return true;
+    }
+    return false;
+  };
   std::vector<std::uint8_t> visited(requests.class_count(), 0);
   std::vector<std::uint32_t> queue;
   for (const Request root : requests.roots())
@@ -310,7 +326,8 @@ inline bool unmet_byte_view_of_producible_value(const RequestGraph& requests) {
       for (egraph::Id child : view.children) {
         const std::uint32_t d = requests.dense(requests.graph().find(child));
         if (view.op.opcode == hlo::Opcode::BitcastConvert && requests.graph().data(requests.eclass(c)).type.dtype == DType::u8 &&
-            requests.graph().data(requests.eclass(d)).type.dtype != DType::u8 && requests.producible_somewhere(d))
+            requests.graph().data(requests.eclass(d)).type.dtype != DType::u8 &&
+            (requests.producible_somewhere(d) || joined_across_rows_from_producible(d)))
           return true;
         if (!requests.producible_somewhere(d) && !visited[d]) {
           visited[d] = 1;

@@ -34,12 +34,19 @@ inline bool same_width_unary(const View& v, std::string_view capture, std::strin
 }
 
 // Whether the operands a and c of concat(f(a, b), f(c, d)) may be joined: not when both are
-// pieces (slices) of different values. Such a join builds a tensor that mixes pieces of two
-// values, which commuted or re-associated operands offer at every split point (2^n mixtures
-// of n pieces).
+// pieces (slices) of different values, nor when one is a piece and the other a constant that is
+// not. Such a join builds a tensor that mixes pieces of two values, which commuted or
+// re-associated operands offer at every split point (2^n mixtures of n pieces). A constant's
+// equal pieces (a broadcast bound of a clamp) are one class, often not yet a slice when the
+// rule matches, so every split of max(x, bound) offered concat(x's piece, bound's piece); on
+// AMX each such mixture's transpose was blended lane by lane (soak kernel 5: 157k e-nodes).
 inline bool joins_pieces_of_one_value(const TensorGraph& g, Id a, Id c) {
   using hlo::Opcode;
-  if (!may_hold_operator(g, a, Opcode::Slice) || !may_hold_operator(g, c, Opcode::Slice)) return true;
+  const auto constant_not_piece = [&](Id x) { return g.data(x).is_constant && !may_hold_operator(g, x, Opcode::Slice); };
+  const bool a_may_be_piece = may_hold_operator(g, a, Opcode::Slice), c_may_be_piece = may_hold_operator(g, c, Opcode::Slice);
+  if (!a_may_be_piece && !c_may_be_piece) return true;
+  if (!a_may_be_piece) return !constant_not_piece(a);
+  if (!c_may_be_piece) return !constant_not_piece(c);
   constexpr std::size_t kScan = 64;
   std::array<Id, kScan> sources{};
   std::size_t n = 0;
@@ -248,6 +255,7 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
               },
               "(@outer ?a (@outer ?b ?c))");
   }
+
 }
 
 }  // namespace act::select::axiom_detail

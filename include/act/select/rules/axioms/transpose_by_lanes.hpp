@@ -107,6 +107,30 @@ inline bool transposed_otherwise(const View& v, const std::vector<LaneBlendType>
   return false;
 }
 
+// Whether x is one of the kernel's own values or a slice of one (SelectionContext::kernel_values).
+// Only those are blended: every other class whose transpose the axioms ask for is built from
+// them (a value-wise operation, a concatenate of pieces, a reshape), so its transpose is
+// reached by moving the transpose through it. Blending such classes too only multiplied
+// e-nodes: the concatenates mixing pieces of x and of a clamp's bound that the split and
+// idempotence axioms offer were each blended (AMX soak kernel 5: 32 transposes blended,
+// 157k e-nodes, for a kernel with one transpose).
+inline bool of_kernel_value_or_piece(const View& v) {
+  const auto& kernel = v.ctx.kernel_values;
+  if (kernel.empty()) return true;
+  const TensorGraph& g = v.g;
+  const auto is_kernel_value = [&](Id c) {
+    return std::ranges::any_of(kernel, [&](Id k) { return g.find(k) == c; });
+  };
+  const Id x = v.cls("?x");
+  if (is_kernel_value(x)) return true;
+  for (Id n : g.class_nodes(x)) {
+    const auto& node = g.node(n);
+    if (node.op.kind == NodeKind::Operator && node.op.opcode == hlo::Opcode::Slice && is_kernel_value(g.find(node.children[0])))
+      return true;
+  }
+  return false;
+}
+
 inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   using enum hlo::Opcode;
   const std::vector<LaneBlendType> types = types_transposed_by_lanes(ctx.isa);
@@ -123,7 +147,8 @@ inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axi
         // pieces that each grew by hundreds of e-nodes, and the node limit came before its program.
         if (!v.ctx.last_retry && !v.ctx.isa.instructions.empty()) return false;
         const Shape& x = v.type("?x");
-        return blends_transpose_of(types, x) && v.attr("t").dimensions == Dims{1, 0} && !transposed_otherwise(v, types);
+        return blends_transpose_of(types, x) && v.attr("t").dimensions == Dims{1, 0} && !transposed_otherwise(v, types) &&
+               of_kernel_value_or_piece(v);
       },
       [](const View& v, Build& b) {
         const Shape x = v.type("?x");
