@@ -507,6 +507,12 @@ std::map<std::string, Generator> generators() {
     const Id y = s.op(Opcode::Broadcast, b, {s.leaf(t, {n})});
     s.op(i.lhs_opcodes[0], NodeAttributes{}, {x, y});
   };
+  m["broadcast-of-<op>"] = [apply_op](Instance& s, const AxiomInfo& i) {
+    const Id e = apply_op(s, i.lhs_opcodes[1], s.dtype(), Dims{});
+    NodeAttributes a;
+    a.shape = s.dims(2, 1, 4);
+    s.op(Opcode::Broadcast, a, {e});
+  };
   m["split-<op>"] = [](Instance& s, const AxiomInfo& i) {
     const DType t = s.dtype();
     const Dims d{2 * s.pick(1, 4), s.pick(1, 4)};

@@ -34,6 +34,7 @@
 #include "act/select/init/output_split.hpp"
 #include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
+#include "act/select/rules/axioms/transpose_by_lanes.hpp"
 #include "act/sim/kernel_image.hpp"
 
 namespace act::select {
@@ -52,6 +53,7 @@ struct InitialGraph {
   std::size_t narrowing_converts = 0;     // converts of an integer to a narrower integer
   std::size_t float_transposes = 0;       // rank-2 transposes of floats (transpose-by-lane-blends)
   std::size_t float_transposes_kept = 0;  // ... of them, those no other transpose undoes (transposes_undone)
+  std::size_t computed_transposed = 0;    // computed values those transpose (computed_transposed_values)
 };
 
 // Whether `s` (or a tuple element) is laid out other than row-major untiled.
@@ -149,6 +151,49 @@ inline void offer_intermediate_bytes(TensorBuilder& b, const hlo::Computation& e
     int depth = 0;
     while (depth < 6 && (std::int64_t{1} << depth) < inst.shape.dims[0]) ++depth;
     split_bytes(b, write_array(b, value[i], Shape(inst.shape.dtype, inst.shape.dims)), depth);
+  }
+}
+
+// The computed operands (not parameters or constants) of the rank-2 float transposes that
+// are kept (not undone by another transpose), small enough for the lane blends to transpose.
+inline std::vector<std::size_t> computed_transposed_values(const hlo::Computation& entry, const std::vector<bool>& needed,
+                                                           const std::vector<bool>& undone) {
+  std::vector<std::size_t> found;
+  for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
+    const hlo::Instruction& inst = entry.instructions[i];
+    if (!needed[i] || undone[i] || inst.opcode != hlo::Opcode::Transpose || inst.shape.rank() != 2 || !is_float(inst.shape.dtype))
+      continue;
+    const auto o = static_cast<std::size_t>(inst.operands[0]);
+    const hlo::Opcode code = entry.instructions[o].opcode;
+    const bool small = Shape(inst.shape.dtype, inst.shape.dims).element_count() <= axiom_detail::kMaxTransposedElements;
+    if (small && code != hlo::Opcode::Parameter && code != hlo::Opcode::Constant && std::ranges::find(found, o) == found.end())
+      found.push_back(o);
+  }
+  return found;
+}
+
+// Each element of such a value also as bytes of its row-major bytes, which are offered in row
+// pieces too (offer_intermediate_bytes): the lane-blend transpose (axioms/transpose_by_lanes.hpp)
+// broadcasts every element, and an ISA that broadcasts only from memory (AMX's vbroadcastssl)
+// then reads it from the rows stored to HBM. Without them, an element of a computed value was
+// only its own term: transpose(concat(p0 + p0, p1 + p1)) ended on the node limit. Only on the
+// attempts SelectionContext::element_bytes marks (GroupExplorer).
+inline void offer_element_bytes(TensorBuilder& b, const hlo::Computation& entry, const std::vector<Id>& value,
+                                std::span<const std::size_t> values) {
+  for (std::size_t i : values) {
+    const hlo::Instruction& inst = entry.instructions[i];
+    const Shape type(inst.shape.dtype, inst.shape.dims);
+    const std::int64_t width = bit_width(type.dtype) / 8;
+    if (type.rank() != 2 || width <= 0) continue;
+    const Id bytes = write_array(b, value[i], type);
+    const std::int64_t rows = type.dims[0], cols = type.dims[1];
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        const std::int64_t at = (r * cols + c) * width;
+        const Id element = b.reshape(b.slice(value[i], {{r, r + 1, 1}, {c, c + 1, 1}}), {});
+        const Id stored = b.bitcast(b.slice_dim(bytes, 0, at, at + width), type.dtype);
+        b.g.unite(element, b.reshape(stored, {}));
+      }
   }
 }
 
@@ -464,6 +509,12 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     if (is_integer_narrowing(from, to)) ++result.narrowing_converts;
   }
   if (intermediate_pieces) init_detail::offer_intermediate_bytes(b, entry, value, dots);
+  const std::vector<std::size_t> transposed = init_detail::computed_transposed_values(entry, needed, undone);
+  result.computed_transposed = transposed.size();
+  if (context.element_bytes) {
+    init_detail::offer_intermediate_bytes(b, entry, value, transposed);
+    init_detail::offer_element_bytes(b, entry, value, transposed);
+  }
   graph.rebuild();
   return result;
 }

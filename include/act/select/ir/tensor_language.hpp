@@ -282,6 +282,10 @@ struct SelectionContext {
   // This context serves an attempt that offers intermediate dots as row pieces (GroupExplorer).
   // Then, as on a row_piece_retry, dot-transposed-rhs-by-rows acts too (axioms/dot.hpp).
   bool intermediate_row_pieces = false;
+  // This context serves an attempt where module 1 also writes each element of a transposed
+  // computed value as 4 bytes of its stored rows (init/kernel_graph.hpp offer_element_bytes;
+  // GroupExplorer decides when).
+  bool element_bytes = false;
   // The class module 1 gave each value of the kernel (init/kernel_graph.hpp), for an axiom that
   // acts only on the kernel's own values and their pieces (transpose-by-lane-blends). Empty
   // when the e-graph was not built from a kernel (the soundness suite): no restriction then.

@@ -37,7 +37,14 @@
 // attempts offer them from the first on, and only when all of those find nothing does the
 // usual sequence follow, from a first attempt without them (usual_attempts).
 // Likewise a group that transposes a float which only lane blends build starts with the last
-// retry's rules, at the full node limit (blends_transposes_first).
+// retry's rules, at the full node limit (blends_transposes_first). When that attempt finds
+// nothing and the group transposes a computed value, the attempt is made once more with each
+// element of that value also offered as 4 bytes of its stored rows (add_kernel's element
+// bytes, SelectionContext::element_bytes): the blends then broadcast it from HBM, where
+// otherwise only its operands' elements could be broadcast (through broadcast-of-<op>, which
+// the last retries leave out) or none. Offered in the first attempt already, they found
+// longer programs first for 6 of the AMX compile-time set's 95 programs (kernel 27: 529
+// instructions instead of 496) and slowed others (kernel 85: 121 -> 616 ms).
 //
 // Combinations come level by level: level L adds each group's L-th graph (0-based), and
 // the new combinations are those that hold at least one graph added since the last batch of
@@ -124,6 +131,8 @@ class GroupExplorer {
     bool pieces_first = false;                      // the attempts so far offer intermediate pieces from the first on
     bool blends_first = false;                      // ... or were last retries from the first on (lane blends)
     bool in_last_retries = false;                   // the current attempt was made by retry_last
+    bool element_bytes = false;                     // module 1 offers transposed values' elements as bytes
+    bool element_bytes_switched = false;            // the blends-first attempt was made again with them
     bool usual_after_pieces = false;                // ... now the usual ones, without the last retries
     int last_retries = 0;                           // attempts made by retry_last
     std::unique_ptr<WholeOutputAttempt> whole_outputs;  // the first attempt, when retried for pieces
@@ -269,6 +278,13 @@ class GroupExplorer {
       std::optional<PiiGraph> graph = g.explorer->next(until, slice);
       if (graph) g.yielded_any = true;
       if (graph || g.explorer->paused() || g.yielded_any || g.explorer->timed_out()) return graph;
+      if (g.blends_first && !g.element_bytes_switched && g.init.computed_transposed > 0) {
+        g.element_bytes_switched = true;
+        g.element_bytes = true;
+        g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
+        restart(g);
+        continue;
+      }
       if (g.deeper_split >= kMaxDeeperSplits) {
         if (!retry_last(g)) return graph;
         continue;
@@ -331,6 +347,7 @@ class GroupExplorer {
     g.own_context->row_piece_retry = g.split_on_retry;
     g.own_context->last_retry = g.narrowing;
     g.own_context->intermediate_row_pieces = g.intermediate_pieces;
+    g.own_context->element_bytes = g.element_bytes;
     g.context = g.own_context.get();
     g.own_rules = rule_set(*g.context);
     build_graph(g);
@@ -374,7 +391,7 @@ class GroupExplorer {
   // 79 of seed 4242).
   bool usual_attempts(Group& g) {
     g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
-    g.pieces_first = g.blends_first = g.intermediate_pieces = g.narrowing = g.in_last_retries = false;
+    g.pieces_first = g.blends_first = g.intermediate_pieces = g.narrowing = g.in_last_retries = g.element_bytes = false;
     g.after_cut = g.split_on_retry = g.retry_for_pieces = false;
     g.deeper_split = 0;
     g.usual_after_pieces = true;

@@ -91,6 +91,15 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
                 fmt::format("({}@outer ({}@inner ?x))", name_of(layout), name_of(u)),
                 [](const View& v) { return same_width_unary(v, "inner", "?x"); }, "(@inner (@outer ?x))");
 
+    // rewrites.md BC-7 reversed (unary): broadcast(u(x)) → u(broadcast(x)); see broadcast-of-<op>
+    // for binary operators below.
+    rules.add(info("broadcast-of-<op>", u, {Broadcast, u}, {u, Broadcast}, false, "rewrites.md BC-7 (reversed)"),
+              fmt::format("(broadcast@outer ({}@inner ?x))", name_of(u)),
+              [](const View& v) {
+                return !v.ctx.last_retry && v.type("?x").rank() == 0 && same_width_unary(v, "inner", "?x");
+              },
+              "(@inner (@outer ?x))");
+
     // rewrites.md SS-1 / CM-1 (unary): concat(u(a), u(b)) → u(concat(a, b)).
     rules.add(info("concat-of-<op>", u, {Concatenate, u}, {u, Concatenate}, false, "rewrites.md SS-1, CM-1"),
               fmt::format("(concatenate@outer ({0}@ua ?a) ({0}@ub ?b))", name_of(u)),
@@ -144,6 +153,19 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
               fmt::format("({}@outer (broadcast@l ?a) (broadcast@r ?b))", name_of(f)),
               [](const View& v) { return v.op("l") == v.op("r") && v.type("?a").same_type(v.type("?b")); },
               "(@l (@outer ?a ?b))");
+
+    // rewrites.md BC-7 reversed: broadcast(f(x, y)) → f(broadcast(x), broadcast(y)) for scalar
+    // x and y. An element of a computed value is then broadcast from the elements it is
+    // computed from (AMX: vbroadcastssl reads an f32 from HBM, and an element of p0 + p0 is no
+    // HBM value); without it, broadcasting one element of p0 + p0 was "proved" impossible.
+    // Not on the last retries: there the lane blends broadcast every element of a transposed
+    // value, and rebuilding each from its operands' elements found longer programs first
+    // (AMX compile-time kernel 44: 1,411 instructions instead of 950); the blends read the
+    // elements of a computed value from its stored rows instead (module 1's element bytes).
+    rules.add(info("broadcast-of-<op>", f, {Broadcast, f}, {f, Broadcast}, false, "rewrites.md BC-7 (reversed)"),
+              fmt::format("(broadcast@outer ({}@inner ?x ?y))", name_of(f)),
+              [](const View& v) { return !v.ctx.last_retry && v.type("?x").rank() == 0 && v.type("?y").rank() == 0; },
+              "(@inner (@outer ?x) (@outer ?y))");
 
     // Fit an instruction's size: split f(x, y) along dim 0 where the ISA's f computes
     // (split_sizes.hpp: halves when they reach an instruction's rows, so the e-graph stays

@@ -79,18 +79,51 @@ inline bool blends_transpose_of(const std::vector<LaneBlendType>& types, const S
   return false;
 }
 
+// Whether class x is one of the kernel's own values or a slice of one (SelectionContext::
+// kernel_values). Only those are blended: every other class whose transpose the axioms ask for
+// is built from them (a value-wise operation, a concatenate of pieces, a reshape), so its
+// transpose is reached by moving the transpose through it. Blending such classes too only
+// multiplied e-nodes: the concatenates mixing pieces of x and of a clamp's bound that the split
+// and idempotence axioms offer were each blended (AMX soak kernel 5: 32 transposes blended,
+// 157k e-nodes, for a kernel with one transpose).
+inline bool of_kernel_value_or_piece(const TensorGraph& g, const SelectionContext& ctx, Id x) {
+  const auto& kernel = ctx.kernel_values;
+  if (kernel.empty()) return true;
+  const auto is_kernel_value = [&](Id c) {
+    return std::ranges::any_of(kernel, [&](Id k) { return g.find(k) == c; });
+  };
+  x = g.find(x);
+  if (is_kernel_value(x)) return true;
+  for (Id n : g.class_nodes(x)) {
+    const auto& node = g.node(n);
+    if (node.op.kind == NodeKind::Operator && node.op.opcode == hlo::Opcode::Slice && is_kernel_value(g.find(node.children[0])))
+      return true;
+  }
+  return false;
+}
+
+// Whether the axiom blends a transpose of class c: its type qualifies and it is a kernel value
+// or a piece of one.
+inline bool blends_transpose_of_class(const TensorGraph& g, const SelectionContext& ctx,
+                                      const std::vector<LaneBlendType>& types, Id c) {
+  return blends_transpose_of(types, g.data(c).type) && of_kernel_value_or_piece(g, ctx, c);
+}
+
 // Whether transpose(x) is built from other transposes the axiom blends, so blending it as well
 // would only add e-nodes: x's class holds a transpose (transpose-of-transpose), a broadcast
 // (transpose-of-broadcast), a slice of a value whose transpose is blended (transpose-of-slice),
 // or a value-wise operation over such values other than x itself (transpose-of-<op>), or the
 // transpose is x again. In the AMX sound soak, blending every such transpose spent the last
 // retry's node limit on transposes of intermediate values and of their pieces (10 kernels).
+// "Blended" is judged as the axiom judges it, kernel values and their pieces only: x =
+// concat(p0 + p0, p1 + p1) also holds concat(p0, p1) + concat(p0, p1), whose operand is no
+// kernel value, and skipping x for it left the transpose with no blend at all.
 inline bool transposed_otherwise(const View& v, const std::vector<LaneBlendType>& types) {
   using enum hlo::Opcode;
   const TensorGraph& g = v.g;
   const Id x = v.cls("?x");
   if (g.find(v.root) == x) return true;
-  const auto blended = [&](Id c) { return blends_transpose_of(types, g.data(c).type); };
+  const auto blended = [&](Id c) { return blends_transpose_of_class(g, v.ctx, types, c); };
   const auto value_wise = [](hlo::Opcode code) {
     return code != Copy && (std::ranges::find(kThroughBinary, code) != std::end(kThroughBinary) ||
                             std::ranges::find(kThroughUnary, code) != std::end(kThroughUnary));
@@ -102,30 +135,6 @@ inline bool transposed_otherwise(const View& v, const std::vector<LaneBlendType>
     if (code == Transpose || code == Broadcast) return true;
     if (code == Slice && blended(g.find(node.children[0]))) return true;
     if (value_wise(code) && std::ranges::all_of(node.children, [&](Id c) { return g.find(c) != x && blended(g.find(c)); }))
-      return true;
-  }
-  return false;
-}
-
-// Whether x is one of the kernel's own values or a slice of one (SelectionContext::kernel_values).
-// Only those are blended: every other class whose transpose the axioms ask for is built from
-// them (a value-wise operation, a concatenate of pieces, a reshape), so its transpose is
-// reached by moving the transpose through it. Blending such classes too only multiplied
-// e-nodes: the concatenates mixing pieces of x and of a clamp's bound that the split and
-// idempotence axioms offer were each blended (AMX soak kernel 5: 32 transposes blended,
-// 157k e-nodes, for a kernel with one transpose).
-inline bool of_kernel_value_or_piece(const View& v) {
-  const auto& kernel = v.ctx.kernel_values;
-  if (kernel.empty()) return true;
-  const TensorGraph& g = v.g;
-  const auto is_kernel_value = [&](Id c) {
-    return std::ranges::any_of(kernel, [&](Id k) { return g.find(k) == c; });
-  };
-  const Id x = v.cls("?x");
-  if (is_kernel_value(x)) return true;
-  for (Id n : g.class_nodes(x)) {
-    const auto& node = g.node(n);
-    if (node.op.kind == NodeKind::Operator && node.op.opcode == hlo::Opcode::Slice && is_kernel_value(g.find(node.children[0])))
       return true;
   }
   return false;
@@ -146,9 +155,8 @@ inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axi
         // holds the same rules). In every attempt, K4's 48-row product was cut into transposed
         // pieces that each grew by hundreds of e-nodes, and the node limit came before its program.
         if (!v.ctx.last_retry && !v.ctx.isa.instructions.empty()) return false;
-        const Shape& x = v.type("?x");
-        return blends_transpose_of(types, x) && v.attr("t").dimensions == Dims{1, 0} && !transposed_otherwise(v, types) &&
-               of_kernel_value_or_piece(v);
+        return blends_transpose_of_class(v.g, v.ctx, types, v.cls("?x")) && v.attr("t").dimensions == Dims{1, 0} &&
+               !transposed_otherwise(v, types);
       },
       [](const View& v, Build& b) {
         const Shape x = v.type("?x");
