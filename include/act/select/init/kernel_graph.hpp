@@ -154,6 +154,11 @@ inline void offer_intermediate_bytes(TensorBuilder& b, const hlo::Computation& e
   }
 }
 
+// Whether `inst` is a rank-2 transpose of a float (what transpose-by-lane-blends builds).
+inline bool is_float_transpose_2d(const hlo::Instruction& inst) {
+  return inst.opcode == hlo::Opcode::Transpose && inst.shape.rank() == 2 && is_float(inst.shape.dtype);
+}
+
 // The computed operands (not parameters or constants) of the rank-2 float transposes that
 // are kept (not undone by another transpose), small enough for the lane blends to transpose.
 inline std::vector<std::size_t> computed_transposed_values(const hlo::Computation& entry, const std::vector<bool>& needed,
@@ -161,8 +166,7 @@ inline std::vector<std::size_t> computed_transposed_values(const hlo::Computatio
   std::vector<std::size_t> found;
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
     const hlo::Instruction& inst = entry.instructions[i];
-    if (!needed[i] || undone[i] || inst.opcode != hlo::Opcode::Transpose || inst.shape.rank() != 2 || !is_float(inst.shape.dtype))
-      continue;
+    if (!needed[i] || undone[i] || !is_float_transpose_2d(inst)) continue;
     const auto o = static_cast<std::size_t>(inst.operands[0]);
     const hlo::Opcode code = entry.instructions[o].opcode;
     const bool small = Shape(inst.shape.dtype, inst.shape.dims).element_count() <= axiom_detail::kMaxTransposedElements;
@@ -500,7 +504,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   const std::vector<bool> undone = init_detail::transposes_undone(entry, needed);
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
     const hlo::Instruction& inst = entry.instructions[i];
-    if (needed[i] && inst.opcode == Opcode::Transpose && inst.shape.rank() == 2 && is_float(inst.shape.dtype)) {
+    if (needed[i] && init_detail::is_float_transpose_2d(inst)) {
       ++result.float_transposes;
       if (!undone[i]) ++result.float_transposes_kept;
     }
