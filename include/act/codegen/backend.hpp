@@ -161,7 +161,10 @@ class CandidateStream {
         break;
       }
       ++stats_.pii_graphs;
-      if (std::optional<Candidate> c = allocate(std::move(*graph), deadline)) return c;
+      if (std::optional<Candidate> c = allocate(std::move(*graph), deadline)) {
+        state_->explorer->note_allocated();
+        return c;
+      }
     }
     return std::nullopt;
   }

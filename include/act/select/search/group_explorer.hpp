@@ -59,7 +59,15 @@
 // pauses and resumes the search), and the graphs a pass yields are combined before the next
 // pass. One group's extraction blow-up then no longer keeps the others' next graphs out of the
 // combinations until the work budget ends the search (QKV kernel 75 of the compile-time set:
-// a 3-node group's third graph waited behind a 20-node group's third enumeration). Every
+// a 3-node group's third graph waited behind a 20-node group's third enumeration). Until phase
+// 2 has allocated some combination (note_allocated), the groups that already have their graph
+// of the level also look for their next one in the level's later passes, and those graphs are
+// combined with what the others have: when the first combinations cannot be allocated, the
+// graph that can may be a cheap group's next one, while the level waits on another group's
+// long enumeration (AMX: concat(p0, p0) beside p1 + p1, whose p1 + p1 group found no second
+// graph in 1.3 billion steps of extraction, while the copy's third graph, three instructions,
+// was the one missing). Once a combination is allocated, levels are taken strictly in turn as before, so
+// the cost model keeps seeing the small graphs first. Every
 // combination of graphs the groups yield is eventually produced, once, so completeness
 // carries over from the explorers.
 // Conversely, a group whose enumeration ends without any graph (its retries included) ends the
@@ -219,6 +227,9 @@ class GroupExplorer {
   }
 
   bool timed_out() const { return timed_out_; }
+  // Told by the caller when phase 2 allocated a graph this explorer yielded: from then on the
+  // groups no longer look ahead for their next graphs (see the header comment).
+  void note_allocated() { allocated_ = true; }
   // The group whose enumeration ended without any graph, and with it the search (several
   // groups only): what it proved, or the limit it stopped on, is the kernel's answer.
   std::optional<std::size_t> empty_group() const { return empty_group_; }
@@ -424,8 +435,14 @@ class GroupExplorer {
         if (graph_counts() != before) return queue_combinations(before);
       }
       bool paused = false;
+      // In a level's later passes (another group's search has paused), a group that has its
+      // graph of the level looks for its next one, once every group has a graph to combine
+      // it with (see the header comment).
+      const bool look_ahead = slice_ > kFirstSlice && !allocated_ &&
+                              std::none_of(groups_.begin(), groups_.end(), [](const auto& g) { return g->graphs.empty(); });
       for (auto& g : groups_) {
-        if (g->done || g->graphs.size() > level_) continue;
+        if (g->done) continue;
+        if (g->graphs.size() > level_ && !look_ahead) continue;
         if (std::optional<PiiGraph> graph = fetch(*g, until, slice_)) {
           add(*g, std::move(*graph));
           continue;
@@ -533,6 +550,7 @@ class GroupExplorer {
   std::vector<std::size_t> choice_;  // graph index per group; empty: no combination queued
   bool finished_ = false;
   bool timed_out_ = false;
+  bool allocated_ = false;  // phase 2 allocated one of the combinations (note_allocated)
   std::optional<std::size_t> empty_group_;
 };
 
