@@ -66,10 +66,10 @@
 // graph that can may be a cheap group's next one, while the level waits on another group's
 // long enumeration (AMX: concat(p0, p0) beside p1 + p1, whose p1 + p1 group found no second
 // graph in 1.3 billion steps of extraction, while the copy's third graph, three instructions,
-// was the one missing). Once a combination is allocated, levels are taken strictly in turn as before, so
-// the cost model keeps seeing the small graphs first. Every
-// combination of graphs the groups yield is eventually produced, once, so completeness
-// carries over from the explorers.
+// was the one missing). Once a combination is allocated, levels are taken strictly in turn as
+// before, so the cost model keeps seeing the small graphs first. Every combination of graphs
+// the groups yield is eventually produced, once, so completeness carries over from the
+// explorers.
 // Conversely, a group whose enumeration ends without any graph (its retries included) ends the
 // whole search at once: no combination can exist, and when that group's e-graph saturated this
 // is the proof that the kernel has no program under the rules. Groups still without a graph
