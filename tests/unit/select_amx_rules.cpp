@@ -622,7 +622,14 @@ TEST_CASE("split sizes come from the ISA's semantics: rows a vector instruction 
   const auto cut48 = sizes.split_point(SplitRole::DotLhsFree, DType::s32, 48);
   REQUIRE(cut48.has_value());
   CHECK((*cut48 == 16 || *cut48 == 32));
+  // A column (f32[8,1]) is narrower than every f32 maximum AVX-512 computes (16 lanes): its
+  // pieces are computed by no instruction, so split-<op> leaves it whole; a row of 16 is not.
+  CHECK(sizes.narrower_than_computed(hlo::Opcode::Maximum, DType::f32, 1));
+  CHECK(sizes.narrower_than_computed(hlo::Opcode::Maximum, DType::f32, 8));
+  CHECK_FALSE(sizes.narrower_than_computed(hlo::Opcode::Maximum, DType::f32, 16));
+  CHECK_FALSE(sizes.narrower_than_computed(hlo::Opcode::Power, DType::f32, 1));  // no instruction: no claim
   // Without an ISA (the axioms' soundness tests) every even extent is halved.
+  CHECK_FALSE(select::SplitSizes().narrower_than_computed(hlo::Opcode::Maximum, DType::f32, 1));
   CHECK(select::SplitSizes().split_point(SplitRole::Rows, DType::f32, 6, hlo::Opcode::Multiply) == 3);
   CHECK_FALSE(select::SplitSizes().split_point(SplitRole::Rows, DType::f32, 7, hlo::Opcode::Multiply).has_value());
 }

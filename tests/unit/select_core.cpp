@@ -209,6 +209,43 @@ TEST_CASE("module 1: attention.hlo enters byte-flattened") {
   CHECK(c.constants.size() == 1);
 }
 
+TEST_CASE("module 1: a reshape round trip to the value's own shape is that value") {
+  const auto kernel = hlo::parse_module(
+      "HloModule m\n\nENTRY %main (p0: f32[32,16]) -> (f32[32,16], f32[8,64]) {\n"
+      "  %p0 = f32[32,16] parameter(0)\n"
+      "  %a = f32[32,16] add(%p0, %p0)\n"
+      "  %r1 = f32[16,32] reshape(%a)\n"
+      "  %back = f32[32,16] reshape(%r1)\n"
+      "  %other = f32[8,64] reshape(%r1)\n"
+      "  ROOT %out = (f32[32,16], f32[8,64]) tuple(%back, %other)\n}\n");
+  const hlo::Computation& entry = kernel.entry_computation();
+  const auto index = [&](std::string_view name) {
+    for (std::size_t i = 0; i < entry.instructions.size(); ++i)
+      if (entry.instructions[i].name == name) return i;
+    FAIL("no instruction " << name);
+    return std::size_t{0};
+  };
+  CHECK(select::reshape_round_trip_source(entry, index("back")) == static_cast<int>(index("a")));
+  CHECK(select::reshape_round_trip_source(entry, index("other")) == -1);  // [32,16] -> [16,32] -> [8,64]
+  CHECK(select::reshape_round_trip_source(entry, index("r1")) == -1);
+  // The round trip reads the add, not the inner reshape; the other output still needs it.
+  CHECK(select::operands_read(entry, index("back")) == std::vector<int>{static_cast<int>(index("a"))});
+  const std::vector<bool> only_back = select::instructions_needed_by(entry, {static_cast<int>(index("back"))});
+  CHECK_FALSE(only_back[index("r1")]);
+  CHECK(only_back[index("a")]);
+
+  SelectionContext c = qkv_context();
+  TensorGraph g{TensorAnalysis(&c)};
+  const InitialGraph init = add_kernel(g, c, kernel);
+  REQUIRE(init.roots.size() == 2);
+  // The first output's bytes are written from the add's class itself: between them only the
+  // byte write's reshape and bitcast, no reshape of the round trip.
+  const std::vector<std::string> back = chain(g, c, init.roots[0]);
+  const auto add_at = std::ranges::find(back, std::string("add"));
+  REQUIRE(add_at != back.end());
+  CHECK(std::vector<std::string>(back.begin(), add_at) == std::vector<std::string>{"reshape", "bitcast-convert"});
+}
+
 TEST_CASE("module 1: float transposes that another transpose undoes are told apart") {
   // transpose(clamp(transpose(p0))) undoes itself; a third transpose of that chain does not.
   const auto count = [](const std::string& body) {

@@ -702,6 +702,23 @@ TEST_CASE("regression amx_clamp_bound_mixtures: a transpose over a clamp is blen
   CHECK(broadcasts <= 258);
 }
 
+TEST_CASE("regression amx_transpose_of_clamped_half: the blends' columns are not split into pieces",
+          "[soak][regression]") {
+  // Before, every attempt ended on the node limit (120 rewrite iterations, no program in 5 s):
+  // split-<op> cut the columns of concat(m, m) into pieces of 4, 2 and 1 rows, which no
+  // instruction computes (AVX-512 computes rows of 16 lanes).
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_transpose_of_clamped_half", 60.0, 9, true);
+  CHECK(outcome.statistics.iterations <= 60);
+  CHECK(outcome.statistics.enodes < 60'000);
+}
+
+TEST_CASE("regression amx_reshape_round_trip_beside_blends: reshape(reshape(x)) of x's shape is x",
+          "[soak][regression]") {
+  // Two lane-blend transposes beside [32,16] -> [16,32] -> [32,16]: with the round trip built
+  // as two reshapes every attempt ended on the node limit.
+  check_compiles<isa::Amx>("amx_reshape_round_trip_beside_blends", 60.0, 10, true);
+}
+
 TEST_CASE("regression amx_minimum_of_itself: minimum(x, x) is x from module 1 on", "[soak][regression]") {
   // Without it, the copy of p0 that minimum(p0, p0) names under the clamp took the lane-blend
   // attempt past its node limit (100k e-nodes) and no program was found in 5 s.

@@ -129,7 +129,7 @@ inline std::vector<std::size_t> intermediate_dot_rows(const hlo::Computation& en
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
     const hlo::Instruction& inst = entry.instructions[i];
     if (inst.opcode == hlo::Opcode::Tuple || !needed[i]) continue;
-    for (int o : inst.operands) consumed[static_cast<std::size_t>(o)] = true;
+    for (int o : operands_read(entry, i)) consumed[static_cast<std::size_t>(o)] = true;
   }
   std::vector<std::size_t> found;
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
@@ -167,7 +167,8 @@ inline std::vector<std::size_t> computed_transposed_values(const hlo::Computatio
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
     const hlo::Instruction& inst = entry.instructions[i];
     if (!needed[i] || undone[i] || !is_float_transpose_2d(inst)) continue;
-    const auto o = static_cast<std::size_t>(inst.operands[0]);
+    auto o = static_cast<std::size_t>(inst.operands[0]);
+    for (int x; (x = reshape_round_trip_source(entry, o)) >= 0;) o = static_cast<std::size_t>(x);
     const hlo::Opcode code = entry.instructions[o].opcode;
     const bool small = Shape(inst.shape.dtype, inst.shape.dims).element_count() <= axiom_detail::kMaxTransposedElements;
     if (small && code != hlo::Opcode::Parameter && code != hlo::Opcode::Constant && std::ranges::find(found, o) == found.end())
@@ -219,7 +220,7 @@ inline std::vector<bool> transposes_undone(const hlo::Computation& entry, const 
   std::vector<std::size_t> readers(n, 0);
   for (std::size_t i = 0; i < n; ++i)
     if (needed[i])
-      for (int o : entry.instructions[i].operands) ++readers[static_cast<std::size_t>(o)];
+      for (int o : operands_read(entry, i)) ++readers[static_cast<std::size_t>(o)];
   const auto transpose_2d = [&](std::size_t i) {
     const hlo::Instruction& t = entry.instructions[i];
     return t.opcode == Opcode::Transpose && t.shape.rank() == 2;
@@ -316,6 +317,10 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     if (!needed[i] && static_cast<int>(i) != entry.root) continue;
     // The ROOT tuple's elements outside `outputs` were not built.
     const bool subset_root = !outputs.empty() && inst.opcode == Opcode::Tuple && static_cast<int>(i) == entry.root;
+    if (const int x = reshape_round_trip_source(entry, i); x >= 0) {
+      value[i] = value[static_cast<std::size_t>(x)];
+      continue;
+    }
     std::vector<Id> operands;
     for (int o : inst.operands) {
       if (o < 0 || static_cast<std::size_t>(o) >= i || (!subset_root && value[static_cast<std::size_t>(o)] == egraph::kNoId))

@@ -10,7 +10,10 @@
 //   rows          dim 0 of each elementwise operator's result, per opcode; a value of higher
 //                 rank than an instruction's result is also computed a row at a time by it (an
 //                 f32[16] vector unit computes an f32[16,32] product in rows of 1), so for such a
-//                 value the extents include 1.
+//                 value the extents include 1;
+//   widths        the smallest last dimension of each elementwise operator's result, per
+//                 opcode: a value narrower than that (a column f32[8,1] where AVX-512 computes
+//                 rows of 16) is not split at all, since no piece of it is computed either.
 // A dimension of extent n that an instruction computes whole is not split. Otherwise it is cut
 // in halves when halving reaches an instruction's extent (64 = 16 x 2^2: halves stay balanced
 // and the e-graph linear in n), else at the largest extent below n (48 = 16 + 32, then
@@ -83,6 +86,16 @@ class SplitSizes {
     // (vmulps computes one row) multiplied the e-graph without enabling an instruction.
     if (role == SplitRole::Rows) return std::nullopt;
     return s.largest_below(n);
+  }
+
+  // Whether every instruction computing `opcode` on type t gives results wider (last dimension)
+  // than `width`: then no piece of a value of that width (a column of a transposed value) is
+  // computed by one, and splitting its rows only adds pieces nothing computes. False without
+  // an ISA, or when no instruction computes the operator at all.
+  bool narrower_than_computed(hlo::Opcode opcode, DType t, std::int64_t width) const {
+    if (unconstrained_) return false;
+    const auto it = narrowest_.find(Key{SplitRole::Rows, opcode, t});
+    return it != narrowest_.end() && width < it->second;
   }
 
   // Whether the sizes come from an ISA (false: the axioms' soundness tests, every even extent halved).
@@ -336,6 +349,14 @@ class SplitSizes {
       if (i.operands.empty() || i.opcode == hlo::Opcode::Parameter || i.opcode == hlo::Opcode::Constant) continue;
       const DType t = i.shape.dtype;
       if (!i.shape.dims.empty()) record(SplitRole::Rows, i.opcode, t, extents(inst, feasible, i, 0), i.shape.dims.size());
+      {
+        // A scalar result, or a width not read off the description, computes any width.
+        const std::vector<std::int64_t> widths =
+            i.shape.dims.empty() ? std::vector<std::int64_t>{} : extents(inst, feasible, i, i.shape.dims.size() - 1);
+        const std::int64_t narrowest = widths.empty() ? 1 : widths.front();
+        auto [at, fresh] = narrowest_.try_emplace(Key{SplitRole::Rows, i.opcode, t}, narrowest);
+        if (!fresh) at->second = std::min(at->second, narrowest);
+      }
       if (i.opcode == hlo::Opcode::Multiply) {  // a dot with contracting extent 1
         record(SplitRole::DotContracting, hlo::Opcode::Copy, t, {1});
         for (std::size_t k = 0; k < i.shape.dims.size(); ++k) {
@@ -350,6 +371,7 @@ class SplitSizes {
   bool unconstrained_ = true;
   std::map<Key, std::vector<std::int64_t>> sizes_;  // sorted, unique
   std::map<Key, RowExtents> rows_;  // key rank 0
+  std::map<Key, std::int64_t> narrowest_;  // Rows, key rank 0: the smallest last extent of a result
   std::map<Key, std::vector<std::vector<std::int64_t>>> per_instruction_;  // dot roles: sorted extents per instruction
   std::map<Key, std::vector<std::int64_t>> instruction_;  // the instruction being recorded
 };

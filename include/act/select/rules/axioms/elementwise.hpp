@@ -169,11 +169,16 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
 
     // Fit an instruction's size: split f(x, y) along dim 0 where the ISA's f computes
     // (split_sizes.hpp: halves when they reach an instruction's rows, so the e-graph stays
-    // linear in the tensor's rows, else the largest rows below).
+    // linear in the tensor's rows, else the largest rows below). Not a value narrower than
+    // every instruction's f (a column of a transposed value, f32[8,1] where AVX-512 computes
+    // rows of 16 lanes): no piece of it is computed either, and the lane blends' columns split
+    // into pieces of 4, 2 and 1 rows were most of the node limit of AMX sound soak kernels 73
+    // and 153 (seed 4242).
     rules.add(info("split-<op>", f, {f}, {Concatenate, f, Slice}, false, "issue 3: split to fit"),
               fmt::format("({}@outer ?x ?y)", name_of(f)),
               [sizes, f](const View& v) {
                 const Shape& t = v.root_type();
+                if (t.dims.size() >= 2 && sizes->narrower_than_computed(f, t.dtype, t.dims.back())) return false;
                 return !t.dims.empty() && sizes->split_point(SplitRole::Rows, t.dtype, t.dims[0], f, t.dims.size()).has_value();
               },
               [sizes, f](const View& v, Build& b) {
