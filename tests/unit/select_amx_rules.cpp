@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "act/hlo/parser.hpp"
 #include "act/isa/amx.hpp"
+#include "act/select/init/kernel_graph.hpp"
 #include "act/select/ir/term_to_hlo.hpp"
 #include "act/testing/catch2.hpp"
 #include "act/isa/registry.hpp"
@@ -632,6 +634,36 @@ TEST_CASE("split sizes come from the ISA's semantics: rows a vector instruction 
   CHECK_FALSE(select::SplitSizes().narrower_than_computed(hlo::Opcode::Maximum, DType::f32, 1));
   CHECK(select::SplitSizes().split_point(SplitRole::Rows, DType::f32, 6, hlo::Opcode::Multiply) == 3);
   CHECK_FALSE(select::SplitSizes().split_point(SplitRole::Rows, DType::f32, 7, hlo::Opcode::Multiply).has_value());
+}
+
+// Module 1 tells which transposed computed values meet, pushed inward, row pieces narrower than
+// every instruction computing their operator: the group explorer offers those values' elements
+// as bytes in the first lane-blend attempt (group_explorer.hpp).
+TEST_CASE("module 1: transposes of values joined from narrow row pieces are told apart", "[amx]") {
+  const auto narrow = [](const std::string& body) {
+    const auto kernel = hlo::parse_module("HloModule m\n\nENTRY %main (p0: f32[16,16]) -> f32[16,16] {\n"
+                                          "  %p0 = f32[16,16] parameter(0)\n"
+                                          "  %a = f32[8,16] slice(%p0), slice={[0:8], [0:16]}\n"
+                                          "  %b = f32[8,16] slice(%p0), slice={[8:16], [0:16]}\n" + body +
+                                          "  ROOT %t = f32[16,16] transpose(%v), dimensions={1,0}\n}\n");
+    SelectionContext c = amx_context();
+    TensorGraph g{TensorAnalysis(&c)};
+    const InitialGraph init = add_kernel(g, c, kernel);
+    REQUIRE(init.computed_transposed == 1);
+    return init.transposed_in_narrow_pieces;
+  };
+  // Halves of 8 rows become columns of 8 lanes; AVX-512 divides rows of 16.
+  CHECK(narrow("  %d = f32[8,16] divide(%a, %b)\n  %v = f32[16,16] concatenate(%d, %d), dimensions={0}\n") == 1);
+  // Through a full-width operator above the concatenate, and through a clamp (no instruction of its own).
+  CHECK(narrow("  %d = f32[8,16] add(%a, %a)\n  %j = f32[16,16] concatenate(%d, %b), dimensions={0}\n"
+               "  %lo = f32[] constant(-0.5)\n  %hi = f32[] constant(0.5)\n"
+               "  %v = f32[16,16] clamp(%lo, %j, %hi)\n") == 1);
+  // Halves that are the input's own pieces: the blends broadcast the input's elements.
+  CHECK(narrow("  %j = f32[16,16] concatenate(%a, %b), dimensions={0}\n  %v = f32[16,16] maximum(%j, %p0)\n") == 0);
+  // A value computed whole, and halves joined along columns (their rows stay 16 lanes wide).
+  CHECK(narrow("  %v = f32[16,16] divide(%p0, %p0)\n") == 0);
+  CHECK(narrow("  %c = f32[16,8] slice(%p0), slice={[0:16], [0:8]}\n  %d = f32[16,8] divide(%c, %c)\n"
+               "  %v = f32[16,16] concatenate(%d, %d), dimensions={1}\n") == 0);
 }
 
 // The identity axioms (x -> dot(x, I), transpose / reverse / negate as dots) introduce an n x n

@@ -16,8 +16,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -35,6 +38,7 @@
 #include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
 #include "act/select/rules/axioms/transpose_by_lanes.hpp"
+#include "act/select/rules/split_sizes.hpp"
 #include "act/sim/kernel_image.hpp"
 
 namespace act::select {
@@ -54,6 +58,7 @@ struct InitialGraph {
   std::size_t float_transposes = 0;       // rank-2 transposes of floats (transpose-by-lane-blends)
   std::size_t float_transposes_kept = 0;  // ... of them, those no other transpose undoes (transposes_undone)
   std::size_t computed_transposed = 0;    // computed values those transpose (computed_transposed_values)
+  std::size_t transposed_in_narrow_pieces = 0;  // ... of them, those transposed_in_narrow_pieces
 };
 
 // Whether `s` (or a tuple element) is laid out other than row-major untiled.
@@ -175,6 +180,44 @@ inline std::vector<std::size_t> computed_transposed_values(const hlo::Computatio
       found.push_back(o);
   }
   return found;
+}
+
+// Whether a transpose of `value`, pushed inward as the axioms push it (transpose-of-<op>
+// through elementwise operators, slices and row concatenates), meets an operator on pieces
+// narrower (`width`, the pieces' rows, which become lanes) than every instruction computing
+// that operator gives: transpose(concat(a + a, b + b)) of f32[8,16] halves is a concatenate of
+// f32[16,8] columns, and AVX-512 adds only rows of 16. Such a transpose is built only from the
+// value's own elements (offer_element_bytes); pushed inward it meets pieces nothing computes,
+// and the lane-blend attempt without element bytes grew to its node limit first (1-1.5 s on
+// the AMX compile-time set's kernels 9, 68, 81 and 84). `seen` holds (value, width) pairs
+// already visited: a kernel's DAG reads one value many times.
+inline bool transposed_in_narrow_pieces(const hlo::Computation& entry, std::size_t value, std::int64_t width,
+                                        const SplitSizes& sizes, std::vector<std::pair<std::size_t, std::int64_t>>& seen) {
+  using hlo::Opcode;
+  if (std::ranges::find(seen, std::pair{value, width}) != seen.end()) return false;
+  seen.emplace_back(value, width);
+  for (int x; (x = reshape_round_trip_source(entry, value)) >= 0;) value = static_cast<std::size_t>(x);
+  const hlo::Instruction& inst = entry.instructions[value];
+  if (inst.shape.rank() != 2) return false;
+  const auto operand = [&](std::size_t k) { return static_cast<std::size_t>(inst.operands[k]); };
+  const bool elementwise = std::ranges::find(axiom_detail::kThroughUnary, inst.opcode) != std::end(axiom_detail::kThroughUnary) ||
+                           std::ranges::find(axiom_detail::kThroughBinary, inst.opcode) != std::end(axiom_detail::kThroughBinary) ||
+                           inst.opcode == Opcode::Clamp;
+  if (elementwise) {
+    if (sizes.narrower_than_computed(inst.opcode, inst.shape.dtype, width)) return true;
+    for (std::size_t k = 0; k < inst.operands.size(); ++k)
+      if (entry.instructions[operand(k)].shape.rank() == 2 && transposed_in_narrow_pieces(entry, operand(k), width, sizes, seen))
+        return true;
+    return false;
+  }
+  if (inst.opcode == Opcode::Slice && !inst.operands.empty()) return transposed_in_narrow_pieces(entry, operand(0), width, sizes, seen);
+  if (inst.opcode == Opcode::Concatenate && inst.dimensions == std::vector<std::int64_t>{0}) {
+    for (std::size_t k = 0; k < inst.operands.size(); ++k) {
+      const std::int64_t rows = entry.instructions[operand(k)].shape.dims[0];
+      if (transposed_in_narrow_pieces(entry, operand(k), std::min(width, rows), sizes, seen)) return true;
+    }
+  }
+  return false;
 }
 
 // Each element of such a value also as bytes of its row-major bytes, which are offered in row
@@ -520,6 +563,12 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   if (intermediate_pieces) init_detail::offer_intermediate_bytes(b, entry, value, dots);
   const std::vector<std::size_t> transposed = init_detail::computed_transposed_values(entry, needed, undone);
   result.computed_transposed = transposed.size();
+  const std::shared_ptr<const SplitSizes> sizes = split_sizes_of(context.isa);
+  for (std::size_t i : transposed) {
+    std::vector<std::pair<std::size_t, std::int64_t>> seen;
+    if (init_detail::transposed_in_narrow_pieces(entry, i, entry.instructions[i].shape.dims[0], *sizes, seen))
+      ++result.transposed_in_narrow_pieces;
+  }
   if (context.element_bytes) {
     init_detail::offer_intermediate_bytes(b, entry, value, transposed);
     init_detail::offer_element_bytes(b, entry, value, transposed);

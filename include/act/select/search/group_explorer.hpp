@@ -44,7 +44,12 @@
 // otherwise only its operands' elements could be broadcast (through broadcast-of-<op>, which
 // the last retries leave out) or none. Offered in the first attempt already, they found
 // longer programs first for 6 of the AMX compile-time set's 95 programs (kernel 27: 529
-// instructions instead of 496) and slowed others (kernel 85: 121 -> 616 ms).
+// instructions instead of 496) and slowed others (kernel 85: 121 -> 616 ms). The order is
+// reversed only where pushing the transpose inward meets row pieces narrower than every
+// instruction computing their operator (module 1's transposed_in_narrow_pieces, e.g.
+// transpose(concat(a, b)) of f32[8,16] halves, whose rows become columns of 8 lanes): there the
+// attempt without element bytes grew to its node limit first (compile-time kernels 9, 68, 81
+// and 84: 0.6-1.5 s of 0.8-2.1 s), and the same programs now come in 0.16-0.59 s.
 //
 // Combinations come level by level: level L adds each group's L-th graph (0-based), and
 // the new combinations are those that hold at least one graph added since the last batch of
@@ -140,7 +145,7 @@ class GroupExplorer {
     bool blends_first = false;                      // ... or were last retries from the first on (lane blends)
     bool in_last_retries = false;                   // the current attempt was made by retry_last
     bool element_bytes = false;                     // module 1 offers transposed values' elements as bytes
-    bool element_bytes_switched = false;            // the blends-first attempt was made again with them
+    bool element_bytes_switched = false;            // the blends-first attempt was made again with them (or without)
     bool usual_after_pieces = false;                // ... now the usual ones, without the last retries
     int last_retries = 0;                           // attempts made by retry_last
     std::unique_ptr<WholeOutputAttempt> whole_outputs;  // the first attempt, when retried for pieces
@@ -187,6 +192,8 @@ class GroupExplorer {
         g->intermediate_pieces = g->init.intermediate_dot_rows > 0;
         g->context->last_retry = true;
         g->context->intermediate_row_pieces = g->intermediate_pieces;
+        g->element_bytes = g->init.transposed_in_narrow_pieces > 0;
+        g->context->element_bytes = g->element_bytes;
         build_graph(*g);
       }
       groups_.push_back(std::move(g));
@@ -291,7 +298,7 @@ class GroupExplorer {
       if (graph || g.explorer->paused() || g.yielded_any || g.explorer->timed_out()) return graph;
       if (g.blends_first && !g.element_bytes_switched && g.init.computed_transposed > 0) {
         g.element_bytes_switched = true;
-        g.element_bytes = true;
+        g.element_bytes = !g.element_bytes;
         g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
         restart(g);
         continue;
