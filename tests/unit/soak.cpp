@@ -718,6 +718,18 @@ TEST_CASE("regression amx_transpose_of_clamped_half: the blends' columns are not
   CHECK(outcome.statistics.enodes < 60'000);
 }
 
+TEST_CASE("regression amx_transpose_of_maximum_over_halves: a value offered as element bytes is blended itself",
+          "[soak][regression]") {
+  // transpose(maximum(concat(d, d), p0)), d computed: the transpose pushed inward needs
+  // concat(d, d) blended, from d's elements, which no instruction broadcasts. Every attempt
+  // ended on a limit (5 attempts, 167 iterations); blended from the maximum's own stored
+  // elements it compiles in the first attempt.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_transpose_of_maximum_over_halves", 60.0, 11, true);
+  CHECK(outcome.statistics.iterations <= 20);
+  CHECK(outcome.statistics.split_retries == 0);
+  CHECK(outcome.statistics.enodes < 60'000);
+}
+
 TEST_CASE("regression amx_reshape_round_trip_beside_blends: reshape(reshape(x)) of x's shape is x",
           "[soak][regression]") {
   // Two lane-blend transposes beside [32,16] -> [16,32] -> [32,16]: with the round trip built

@@ -569,9 +569,11 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     if (init_detail::transposed_in_narrow_pieces(entry, i, entry.instructions[i].shape.dims[0], *sizes, seen))
       ++result.transposed_in_narrow_pieces;
   }
+  context.element_byte_values.clear();
   if (context.element_bytes) {
     init_detail::offer_intermediate_bytes(b, entry, value, transposed);
     init_detail::offer_element_bytes(b, entry, value, transposed);
+    for (std::size_t i : transposed) context.element_byte_values.push_back(value[i]);
   }
   graph.rebuild();
   return result;

@@ -290,6 +290,9 @@ struct SelectionContext {
   // acts only on the kernel's own values and their pieces (transpose-by-lane-blends). Empty
   // when the e-graph was not built from a kernel (the soundness suite): no restriction then.
   std::vector<egraph::Id> kernel_values;
+  // The classes whose elements module 1 offered as bytes (element_bytes): their transposes are
+  // blended whatever else their classes hold (transposed_otherwise).
+  std::vector<egraph::Id> element_byte_values;
 
   const NodeAttributes& attributes_of(const TensorOp& op) const { return attributes[op.attributes]; }
 };
