@@ -658,6 +658,10 @@ TEST_CASE("module 1: transposes of values joined from narrow row pieces are told
   CHECK(narrow("  %d = f32[8,16] add(%a, %a)\n  %j = f32[16,16] concatenate(%d, %b), dimensions={0}\n"
                "  %lo = f32[] constant(-0.5)\n  %hi = f32[] constant(0.5)\n"
                "  %v = f32[16,16] clamp(%lo, %j, %hi)\n") == 1);
+  // Halves that are slices of a value computed whole: the transpose moves onto that value.
+  CHECK(narrow("  %q = f32[16,16] divide(%p0, %p0)\n  %u = f32[8,16] slice(%q), slice={[0:8], [0:16]}\n"
+               "  %w = f32[8,16] slice(%q), slice={[8:16], [0:16]}\n"
+               "  %j = f32[16,16] concatenate(%u, %w), dimensions={0}\n  %v = f32[16,16] maximum(%j, %p0)\n") == 0);
   // Halves that are the input's own pieces: the blends broadcast the input's elements.
   CHECK(narrow("  %j = f32[16,16] concatenate(%a, %b), dimensions={0}\n  %v = f32[16,16] maximum(%j, %p0)\n") == 0);
   // A value computed whole, and halves joined along columns (their rows stay 16 lanes wide).

@@ -183,14 +183,16 @@ inline std::vector<std::size_t> computed_transposed_values(const hlo::Computatio
 }
 
 // Whether a transpose of `value`, pushed inward as the axioms push it (transpose-of-<op>
-// through elementwise operators, slices and row concatenates), meets an operator on pieces
-// narrower (`width`, the pieces' rows, which become lanes) than every instruction computing
-// that operator gives: transpose(concat(a + a, b + b)) of f32[8,16] halves is a concatenate of
-// f32[16,8] columns, and AVX-512 adds only rows of 16. Such a transpose is built only from the
-// value's own elements (offer_element_bytes); pushed inward it meets pieces nothing computes,
-// and the lane-blend attempt without element bytes grew to its node limit first (1-1.5 s on
-// the AMX compile-time set's kernels 9, 68, 81 and 84). `seen` holds (value, width) pairs
-// already visited: a kernel's DAG reads one value many times.
+// through elementwise operators, and through row concatenates to their pieces), meets an
+// operator on pieces narrower (`width`, the pieces' rows, which become lanes) than every
+// instruction computing that operator gives: transpose(concat(a + a, b + b)) of f32[8,16]
+// halves is a concatenate of f32[16,8] columns, and AVX-512 adds only rows of 16. Such a
+// transpose is built only from the value's own elements (offer_element_bytes); pushed inward it
+// meets pieces nothing computes, and the lane-blend attempt without element bytes grew to its
+// node limit first (0.6-1.5 s on the AMX compile-time set's kernels 9, 68, 81 and 84). A slice
+// is passed whole (transpose-of-slice moves the transpose onto its source, at the source's
+// width). `seen` holds (value, width) pairs already visited: a kernel's DAG reads one value
+// many times.
 inline bool transposed_in_narrow_pieces(const hlo::Computation& entry, std::size_t value, std::int64_t width,
                                         const SplitSizes& sizes, std::vector<std::pair<std::size_t, std::int64_t>>& seen) {
   using hlo::Opcode;
@@ -210,7 +212,10 @@ inline bool transposed_in_narrow_pieces(const hlo::Computation& entry, std::size
         return true;
     return false;
   }
-  if (inst.opcode == Opcode::Slice && !inst.operands.empty()) return transposed_in_narrow_pieces(entry, operand(0), width, sizes, seen);
+  if (inst.opcode == Opcode::Slice && !inst.operands.empty()) {
+    const hlo::Instruction& source = entry.instructions[operand(0)];
+    return source.shape.rank() == 2 && transposed_in_narrow_pieces(entry, operand(0), source.shape.dims[0], sizes, seen);
+  }
   if (inst.opcode == Opcode::Concatenate && inst.dimensions == std::vector<std::int64_t>{0}) {
     for (std::size_t k = 0; k < inst.operands.size(); ++k) {
       const std::int64_t rows = entry.instructions[operand(k)].shape.dims[0];
@@ -564,16 +569,18 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
   const std::vector<std::size_t> transposed = init_detail::computed_transposed_values(entry, needed, undone);
   result.computed_transposed = transposed.size();
   const std::shared_ptr<const SplitSizes> sizes = split_sizes_of(context.isa);
+  std::vector<Id> narrow;  // the transposed values transposed_in_narrow_pieces
   for (std::size_t i : transposed) {
     std::vector<std::pair<std::size_t, std::int64_t>> seen;
     if (init_detail::transposed_in_narrow_pieces(entry, i, entry.instructions[i].shape.dims[0], *sizes, seen))
-      ++result.transposed_in_narrow_pieces;
+      narrow.push_back(value[i]);
   }
-  context.element_byte_values.clear();
+  result.transposed_in_narrow_pieces = narrow.size();
+  context.blended_from_own_elements.clear();
   if (context.element_bytes) {
     init_detail::offer_intermediate_bytes(b, entry, value, transposed);
     init_detail::offer_element_bytes(b, entry, value, transposed);
-    for (std::size_t i : transposed) context.element_byte_values.push_back(value[i]);
+    context.blended_from_own_elements = std::move(narrow);
   }
   graph.rebuild();
   return result;

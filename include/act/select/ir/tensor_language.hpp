@@ -290,9 +290,11 @@ struct SelectionContext {
   // acts only on the kernel's own values and their pieces (transpose-by-lane-blends). Empty
   // when the e-graph was not built from a kernel (the soundness suite): no restriction then.
   std::vector<egraph::Id> kernel_values;
-  // The classes whose elements module 1 offered as bytes (element_bytes): their transposes are
-  // blended whatever else their classes hold (transposed_otherwise).
-  std::vector<egraph::Id> element_byte_values;
+  // Of the classes whose elements module 1 offered as bytes (element_bytes), those whose
+  // transpose, pushed inward, meets pieces no instruction computes (kernel_graph.hpp
+  // transposed_in_narrow_pieces): their transposes are blended from their own elements whatever
+  // else their classes hold (transposed_otherwise).
+  std::vector<egraph::Id> blended_from_own_elements;
 
   const NodeAttributes& attributes_of(const TensorOp& op) const { return attributes[op.attributes]; }
 };

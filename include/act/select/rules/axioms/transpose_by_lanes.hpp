@@ -118,16 +118,18 @@ inline bool blends_transpose_of_class(const TensorGraph& g, const SelectionConte
 // "Blended" is judged as the axiom judges it, kernel values and their pieces only: x =
 // concat(p0 + p0, p1 + p1) also holds concat(p0, p1) + concat(p0, p1), whose operand is no
 // kernel value, and skipping x for it left the transpose with no blend at all. A value whose
-// elements module 1 offers as bytes (SelectionContext::element_byte_values) is always blended.
+// transpose, pushed inward, meets pieces nothing computes is always blended from its own
+// elements where module 1 offers them (SelectionContext::blended_from_own_elements).
 inline bool transposed_otherwise(const View& v, const std::vector<LaneBlendType>& types) {
   using enum hlo::Opcode;
   const TensorGraph& g = v.g;
   const Id x = v.cls("?x");
   if (g.find(v.root) == x) return true;
-  // A value whose elements module 1 offered as bytes is blended from them: the transposes it
-  // would otherwise be built from may need elements of computed values that no instruction
-  // broadcasts (transpose(maximum(concat(d, d), p0)) with d = s / s: d's elements).
-  if (std::ranges::any_of(v.ctx.element_byte_values, [&](Id e) { return g.find(e) == x; })) return false;
+  // The transposes such a value would otherwise be built from need elements of computed
+  // values that no instruction broadcasts (transpose(maximum(concat(d, d), p0)) with d = s / s:
+  // d's elements). Blending every value offered as bytes instead found longer programs first
+  // (AMX sound-soak kernel 127: 1,999 instructions instead of 1,310).
+  if (std::ranges::any_of(v.ctx.blended_from_own_elements, [&](Id e) { return g.find(e) == x; })) return false;
   const auto blended = [&](Id c) { return blends_transpose_of_class(g, v.ctx, types, c); };
   const auto value_wise = [](hlo::Opcode code) {
     return code != Copy && (std::ranges::find(kThroughBinary, code) != std::end(kThroughBinary) ||
