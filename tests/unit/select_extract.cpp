@@ -535,6 +535,48 @@ TEST_CASE("extract: the node-less operand counts the bound walk reads stay in st
   CHECK(pauses > graphs);
 }
 
+TEST_CASE("greedy: storage kept from a larger request graph gives the graphs fresh storage gives", "[select][extract]") {
+  Fixture large, small;
+  const Id large_root = large.exponential_chain(6);
+  const Id small_root = small.exponential_chain(1);
+  large.graph.rebuild();
+  small.graph.rebuild();
+  const RequestGraph large_requests(large.graph, large.context, {large_root});
+  const RequestGraph small_requests(small.graph, small.context, {small_root});
+  REQUIRE(large_requests.request_count() > small_requests.request_count());
+  GreedyScratch scratch;
+  const auto large_reused = greedy_pii_graph(large_requests, {}, false, &scratch);
+  const auto small_reused = greedy_pii_graph(small_requests, {}, false, &scratch);  // shorter arrays, stale tails
+  const auto large_again = greedy_pii_graph(large_requests, {}, false, &scratch);
+  const auto small_fresh = greedy_pii_graph(small_requests);
+  const auto large_fresh = greedy_pii_graph(large_requests);
+  REQUIRE(large_fresh.has_value());
+  REQUIRE(small_fresh.has_value());
+  CHECK(large_fresh->nodes().size() == 17);  // 2n + 3 instructions for n = 6, and two inputs
+  CHECK(small_fresh->nodes().size() == 7);
+  CHECK(large_reused == large_fresh);
+  CHECK(small_reused == small_fresh);
+  CHECK(large_again == large_fresh);
+  // A ban that leaves no graph, then none: the ban's stale choices must not leak.
+  const std::int64_t gemm = static_cast<std::int64_t>(small.instruction("gemm"));
+  CHECK_FALSE(greedy_pii_graph(small_requests, {gemm}, false, &scratch).has_value());
+  CHECK(greedy_pii_graph(small_requests, {}, false, &scratch) == small_fresh);
+}
+
+TEST_CASE("dirty keys: reset marks exactly the keys below the new count, in the storage it holds", "[select][extract]") {
+  DirtyKeys keys(200);
+  keys.clear(5);
+  keys.reset(70);
+  std::vector<std::size_t> order;
+  for (std::size_t k = keys.next(0); k != DirtyKeys::npos; k = keys.next(k + 1)) order.push_back(k);
+  REQUIRE(order.size() == 70);
+  CHECK(order.back() == 69);
+  for (std::size_t k : order) keys.clear(k);
+  CHECK_FALSE(keys.any());
+  keys.reset(0);
+  CHECK_FALSE(keys.any());
+}
+
 TEST_CASE("dirty keys: every key marked at first, next() finds marked keys in order, marks and clears counted once",
           "[select][extract]") {
   DirtyKeys keys(130);  // not a multiple of 64: the last word holds only keys < 130

@@ -157,7 +157,7 @@ class Explorer {
     if (finished_ || !extractor_) return std::nullopt;
     if (greedy_pending_) {
       greedy_pending_ = false;
-      auto g = extractor_->greedy();
+      auto g = extractor_->greedy({}, false, &greedy_scratch_);
       // Then, one at a time, the greedy graph without each instruction that writes one of
       // its roots: a structurally different program for the cost model (Gemmini+: the
       // RISC matmuls next to loop_ws), which the size-ordered enumeration would reach only
@@ -172,12 +172,12 @@ class Explorer {
     // every smaller one.
     if (claiming_pending_) {
       claiming_pending_ = false;
-      if (auto g = extractor_->greedy({}, true); g && seen_.insert(*g)) return g;
+      if (auto g = extractor_->greedy({}, true, &greedy_scratch_); g && seen_.insert(*g)) return g;
     }
     while (!bans_pending_.empty()) {
       const std::int64_t ban = bans_pending_.front();
       bans_pending_.erase(bans_pending_.begin());
-      if (auto g = extractor_->greedy({ban}); g && seen_.insert(*g)) return g;
+      if (auto g = extractor_->greedy({ban}, false, &greedy_scratch_); g && seen_.insert(*g)) return g;
     }
     return std::nullopt;
   }
@@ -341,6 +341,7 @@ class Explorer {
   std::unique_ptr<Extractor> last_extractor_;
   std::size_t extractor_nodes_ = 0, extractor_classes_ = 0;  // the e-graph it was built on
   std::optional<egraph::Runner<TensorLanguage, TensorAnalysis>> runner_;
+  GreedyScratch greedy_scratch_;  // reused by every greedy extraction of every round
   std::vector<egraph::RunReport> reports_;
   std::size_t round_ = 0;
   std::size_t budget_ = 0;

@@ -135,8 +135,9 @@ class Extractor {
   void set_deadline(std::chrono::steady_clock::time_point deadline) { options_.deadline = deadline; }
 
   // The greedy pii graph of the same e-graph (greedy.hpp).
-  std::optional<PiiGraph> greedy(const std::vector<std::int64_t>& banned = {}, bool claim_in_place = false) const {
-    return greedy_pii_graph(requests_, banned, claim_in_place);
+  std::optional<PiiGraph> greedy(const std::vector<std::int64_t>& banned = {}, bool claim_in_place = false,
+                                 GreedyScratch* scratch = nullptr) const {
+    return greedy_pii_graph(requests_, banned, claim_in_place, scratch);
   }
   std::size_t states_visited() const { return states_; }
   // For tests: whether every alternative's count of operands without a node, kept up to date

@@ -15,6 +15,18 @@
 
 namespace act::select {
 
+// Per-request arrays of one greedy extraction, kept by a caller that extracts again and again
+// (the explorer: several greedy graphs per round, every round). Each is as long as the
+// request graph (over 100k requests on AMX's lane-blend kernels): allocated afresh per
+// extraction, their pages were faulted in each time, a third of kernel 72's page faults.
+struct GreedyScratch {
+  std::vector<double> any, owned;
+  std::vector<const RequestGraph::Alternative*> any_choice, owned_choice;
+  std::vector<std::size_t> memo[2];
+  std::vector<std::uint8_t> must_own;
+  DirtyKeys dirty;
+};
+
 namespace greedy_detail {
 
 // One greedy extraction. `must_own`: per request, whether every reader takes its owned
@@ -23,13 +35,19 @@ namespace greedy_detail {
 inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::vector<std::int64_t>& banned,
                                        bool claim_in_place, bool hbm_views, const std::vector<std::uint8_t>& must_own,
                                        std::vector<RequestGraph::Request>& request_of,
-                                       std::vector<std::size_t>& renumbered) {
+                                       std::vector<std::size_t>& renumbered, GreedyScratch& scratch) {
   using Request = RequestGraph::Request;
   using Alternative = RequestGraph::Alternative;
   const std::size_t n = requests.request_count();
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<double> any(n, kInf), owned(n, kInf);
-  std::vector<const Alternative*> any_choice(n, nullptr), owned_choice(n, nullptr);
+  std::vector<double>& any = scratch.any;
+  std::vector<double>& owned = scratch.owned;
+  std::vector<const Alternative*>& any_choice = scratch.any_choice;
+  std::vector<const Alternative*>& owned_choice = scratch.owned_choice;
+  any.assign(n, kInf);
+  owned.assign(n, kInf);
+  any_choice.assign(n, nullptr);
+  owned_choice.assign(n, nullptr);
   for (std::uint32_t c = 0; c < requests.class_count(); ++c)
     if (requests.leaf(c)) any[requests.key(Request{c, requests.hbm()})] = 0;
   auto claims_in_place = [](const Alternative& alt, std::size_t j) { return j < 32 && ((alt.in_place >> j) & 1u) != 0; };
@@ -44,7 +62,8 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
   };
   // Sweeps in key order until nothing changes, each visiting only the requests an operand of
   // which changed since their last visit (DirtyKeys: the same updates as full sweeps).
-  DirtyKeys dirty(n);
+  DirtyKeys& dirty = scratch.dirty;
+  dirty.reset(n);
   while (dirty.any()) {
     for (std::size_t k = dirty.next(0); k != DirtyKeys::npos; k = dirty.next(k + 1)) {
       dirty.clear(k);
@@ -74,7 +93,7 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
   std::vector<PiiNode> out;
   std::vector<std::uint8_t> concat_used;    // per node of `out`: fills a concat^H slot
   std::vector<std::uint8_t> in_place_used;  // per node of `out`: read in place (claim_in_place)
-  std::vector<std::size_t> memo[2];
+  std::vector<std::size_t>(&memo)[2] = scratch.memo;
   memo[0].assign(n, std::numeric_limits<std::size_t>::max());
   memo[1].assign(n, std::numeric_limits<std::size_t>::max());
   bool failed = false;
@@ -184,15 +203,20 @@ inline std::vector<std::size_t> views_to_own(const RequestGraph& requests, const
 // those operands are extracted as values of their own and the graph is extracted again. Such a
 // graph has no allocation whatever the schedule, and the enumeration would reach the repaired
 // one only after every smaller graph (QKV's 2048-row dot: 180 nodes).
+// `scratch`: storage to reuse from an earlier call (nullptr: this call's own).
 inline std::optional<PiiGraph> greedy_pii_graph(const RequestGraph& requests, const std::vector<std::int64_t>& banned = {},
-                                                bool claim_in_place = false) {
+                                                bool claim_in_place = false, GreedyScratch* scratch = nullptr) {
+  GreedyScratch own_scratch;
+  if (!scratch) scratch = &own_scratch;
   for (const bool hbm_views : {false, true}) {
-    std::vector<std::uint8_t> must_own(requests.request_count(), 0);
+    std::vector<std::uint8_t>& must_own = scratch->must_own;
+    must_own.assign(requests.request_count(), 0);
     std::optional<PiiGraph> graph;
     for (int repair = 0; repair < 8; ++repair) {
       std::vector<RequestGraph::Request> request_of;
       std::vector<std::size_t> renumbered;
-      auto candidate = greedy_detail::attempt(requests, banned, claim_in_place, hbm_views, must_own, request_of, renumbered);
+      auto candidate =
+          greedy_detail::attempt(requests, banned, claim_in_place, hbm_views, must_own, request_of, renumbered, *scratch);
       if (!candidate) break;  // owning them leaves some root unproduced: keep the last graph
       graph = std::move(candidate);
       bool added = false;

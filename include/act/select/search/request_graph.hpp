@@ -49,7 +49,11 @@ class DirtyKeys {
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
   // Every key in [0, n) marked.
-  explicit DirtyKeys(std::size_t n) : words_((n + 63) / 64, ~std::uint64_t{0}), marked_(n) {
+  explicit DirtyKeys(std::size_t n = 0) { reset(n); }
+  // Every key in [0, n) marked again, in the storage already held.
+  void reset(std::size_t n) {
+    words_.assign((n + 63) / 64, ~std::uint64_t{0});
+    marked_ = n;
     if (n % 64 != 0 && !words_.empty()) words_.back() = (std::uint64_t{1} << (n % 64)) - 1;
   }
   bool any() const { return marked_ != 0; }
@@ -90,10 +94,11 @@ class RequestGraph {
     std::uint32_t cls = 0;  // dense class index
     int buffer = 0;
   };
-  // An instruction e-node usable for one request: its node and its operand requests.
+  // An instruction e-node usable for one request: its node and its operand requests (a run of
+  // the request graph's one operand array).
   struct Alternative {
     egraph::Id node = egraph::kNoId;
-    std::vector<Request> operands;
+    std::span<const Request> operands;
     bool concat = false;  // a concat^H or overlay^H: its operands are placed at fixed offsets
     std::uint32_t in_place = 0;  // bit k: the instruction reads operand k where it writes (isa::reads_in_place)
   };
@@ -129,10 +134,12 @@ class RequestGraph {
   int hbm() const { return hbm_; }
   std::size_t buffers() const { return buffers_; }
   std::size_t class_count() const { return classes_.size(); }
-  std::size_t request_count() const { return alternatives_.size(); }
+  std::size_t request_count() const { return alternative_begin_.size() - 1; }
   egraph::Id eclass(std::uint32_t dense_class) const { return classes_[dense_class]; }
   const std::vector<Request>& roots() const { return root_requests_; }
-  const std::vector<Alternative>& alternatives(std::size_t request_key) const { return alternatives_[request_key]; }
+  std::span<const Alternative> alternatives(std::size_t request_key) const {
+    return {alternatives_.data() + alternative_begin_[request_key], alternatives_.data() + alternative_begin_[request_key + 1]};
+  }
   const std::optional<Leaf>& leaf(std::uint32_t dense_class) const { return leaves_[dense_class]; }
   bool producible(std::size_t request_key) const { return producible_[request_key] != 0; }
   // A lower bound on the instruction nodes of a standalone graph for the request.
@@ -210,20 +217,37 @@ class RequestGraph {
   }
 
  private:
+  // Fills the alternatives, request after request (CSR: alternative_begin_), their operands
+  // in one array, and the leaves. One flat array rather than a vector per request and per
+  // alternative: the explorer builds a request graph every round, over 100k requests on
+  // AMX's lane-blend kernels, and the small allocations and their page faults were a tenth
+  // of such a compile.
   void index_classes() {
     const auto ids = graph_.classes();
     classes_.assign(ids.begin(), ids.end());
     dense_.assign(graph_.num_ids(), kNoDense);
     for (std::size_t i = 0; i < classes_.size(); ++i) dense_[classes_[i]] = static_cast<std::uint32_t>(i);
-    alternatives_.assign(classes_.size() * buffers_, {});
+    alternatives_.clear();
+    operands_.clear();
+    alternative_begin_.assign(classes_.size() * buffers_ + 1, 0);
     leaves_.assign(classes_.size(), std::nullopt);
+    // A class's alternatives, by output buffer, before they join the flat array in key order;
+    // operand runs are kept as offsets until operands_ stops growing.
+    struct Pending {
+      Alternative alt;
+      std::size_t first_operand, operand_count;
+    };
+    std::vector<std::vector<Pending>> by_buffer(buffers_);
+    std::vector<std::pair<std::size_t, std::size_t>> operand_runs;  // per alternative: first, count
     const isa::IsaView& isa = context_.isa;
     for (std::size_t i = 0; i < classes_.size(); ++i) {
       std::optional<Leaf> input, constant, undefined;
+      for (auto& bucket : by_buffer) bucket.clear();
       for (egraph::Id n : graph_.class_nodes(classes_[i])) {
         const auto view = graph_.node(n);
         const NodeAttributes& a = context_.attributes_of(view.op);
         Alternative alt{n, {}};
+        const std::size_t first_operand = operands_.size();
         int out = -1;
         switch (view.op.kind) {
           case NodeKind::Operator:
@@ -246,10 +270,13 @@ class RequestGraph {
             for (std::size_t k = 0; k < view.children.size() && ok; ++k) {
               const int in = isa.buffer_index(inst.inputs[k].buffer);
               ok = in >= 0;
-              alt.operands.push_back(Request{dense(graph_.find(view.children[k])), in});
+              operands_.push_back(Request{dense(graph_.find(view.children[k])), in});
               if (isa::reads_in_place(inst, k) && k < 32) alt.in_place |= std::uint32_t{1} << k;
             }
-            if (!ok) continue;
+            if (!ok) {
+              operands_.resize(first_operand);
+              continue;
+            }
             break;
           }
           case NodeKind::SliceH:
@@ -258,10 +285,17 @@ class RequestGraph {
             if (a.index < 0 || static_cast<std::size_t>(a.index) >= buffers_) continue;
             out = static_cast<int>(a.index);
             alt.concat = view.op.kind != NodeKind::SliceH;
-            for (egraph::Id child : view.children) alt.operands.push_back(Request{dense(graph_.find(child)), out});
+            for (egraph::Id child : view.children) operands_.push_back(Request{dense(graph_.find(child)), out});
             break;
         }
-        alternatives_[key(Request{static_cast<std::uint32_t>(i), out})].push_back(std::move(alt));
+        by_buffer[static_cast<std::size_t>(out)].push_back(Pending{alt, first_operand, operands_.size() - first_operand});
+      }
+      for (std::size_t b = 0; b < buffers_; ++b) {
+        for (const Pending& p : by_buffer[b]) {
+          alternatives_.push_back(p.alt);
+          operand_runs.emplace_back(p.first_operand, p.operand_count);
+        }
+        alternative_begin_[i * buffers_ + b + 1] = static_cast<std::uint32_t>(alternatives_.size());
       }
       if (input) {
         leaves_[i] = input;
@@ -273,15 +307,17 @@ class RequestGraph {
         leaves_[i] = undefined;
       }
     }
+    for (std::size_t a = 0; a < alternatives_.size(); ++a)
+      alternatives_[a].operands = std::span<const Request>(operands_.data() + operand_runs[a].first, operand_runs[a].second);
   }
 
   // users_: per operand request, the requests whose alternatives read it (CSR, each once).
   void index_users() {
-    const std::size_t n = alternatives_.size();
+    const std::size_t n = request_count();
     std::vector<std::uint32_t> last(n, std::numeric_limits<std::uint32_t>::max());  // last user counted, per operand
     user_begin_.assign(n + 1, 0);
     for (std::size_t k = 0; k < n; ++k)
-      for (const Alternative& alt : alternatives_[k])
+      for (const Alternative& alt : alternatives(k))
         for (Request r : alt.operands)
           if (const std::size_t o = key(r); last[o] != k) {
             last[o] = static_cast<std::uint32_t>(k);
@@ -292,7 +328,7 @@ class RequestGraph {
     std::vector<std::uint32_t> fill(user_begin_.begin(), user_begin_.end() - 1);
     std::fill(last.begin(), last.end(), std::numeric_limits<std::uint32_t>::max());
     for (std::size_t k = 0; k < n; ++k)
-      for (const Alternative& alt : alternatives_[k])
+      for (const Alternative& alt : alternatives(k))
         for (Request r : alt.operands)
           if (const std::size_t o = key(r); last[o] != k) {
             last[o] = static_cast<std::uint32_t>(k);
@@ -306,12 +342,12 @@ class RequestGraph {
     producible_.assign(classes_.size() * buffers_, 0);
     for (std::uint32_t c = 0; c < classes_.size(); ++c)
       if (leaves_[c]) producible_[key(Request{c, hbm_})] = 1;
-    DirtyKeys dirty(alternatives_.size());
+    DirtyKeys dirty(request_count());
     while (dirty.any()) {
       for (std::size_t k = dirty.next(0); k != DirtyKeys::npos; k = dirty.next(k + 1)) {
         dirty.clear(k);
         if (producible_[k]) continue;
-        for (const Alternative& alt : alternatives_[k]) {
+        for (const Alternative& alt : alternatives(k)) {
           if (std::all_of(alt.operands.begin(), alt.operands.end(), [&](Request r) { return producible_[key(r)] != 0; })) {
             producible_[k] = 1;
             for (std::uint32_t u : users(k)) dirty.mark(u);
@@ -320,10 +356,19 @@ class RequestGraph {
         }
       }
     }
-    for (auto& alts : alternatives_)
-      std::erase_if(alts, [&](const Alternative& alt) {
-        return !std::all_of(alt.operands.begin(), alt.operands.end(), [&](Request r) { return producible_[key(r)] != 0; });
-      });
+    // Compact in place, request after request (the operand array stays as it is).
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < request_count(); ++k) {
+      const std::uint32_t begin = alternative_begin_[k], end = alternative_begin_[k + 1];
+      alternative_begin_[k] = static_cast<std::uint32_t>(kept);
+      for (std::uint32_t a = begin; a < end; ++a) {
+        const Alternative& alt = alternatives_[a];
+        if (std::all_of(alt.operands.begin(), alt.operands.end(), [&](Request r) { return producible_[key(r)] != 0; }))
+          alternatives_[kept++] = alt;
+      }
+    }
+    alternative_begin_.back() = static_cast<std::uint32_t>(kept);
+    alternatives_.resize(kept);
   }
 
   // A lower bound on a standalone graph for each request (no nodes to share yet): a node plus
@@ -334,12 +379,12 @@ class RequestGraph {
     for (std::uint32_t c = 0; c < classes_.size(); ++c)
       if (leaves_[c]) min_size_[key(Request{c, hbm_})] = 0;
     std::vector<std::size_t> distinct;
-    DirtyKeys dirty(alternatives_.size());
+    DirtyKeys dirty(request_count());
     while (dirty.any()) {
       for (std::size_t k = dirty.next(0); k != DirtyKeys::npos; k = dirty.next(k + 1)) {
         dirty.clear(k);
         if (min_size_[k] == 0) continue;  // leaves stay leaves
-        for (const Alternative& alt : alternatives_[k]) {
+        for (const Alternative& alt : alternatives(k)) {
           std::size_t largest = 0;
           distinct.clear();
           bool reachable = true;
@@ -374,7 +419,9 @@ class RequestGraph {
   std::size_t buffers_ = 0;
   std::vector<egraph::Id> classes_;                     // dense index -> canonical class id
   std::vector<std::uint32_t> dense_;                    // canonical class id -> dense index
-  std::vector<std::vector<Alternative>> alternatives_;  // per request key
+  std::vector<Alternative> alternatives_;               // request after request
+  std::vector<std::uint32_t> alternative_begin_;        // per request key (+1): its run in alternatives_
+  std::vector<Request> operands_;                       // the alternatives' operands
   std::vector<std::optional<Leaf>> leaves_;             // per dense class
   std::vector<std::uint8_t> producible_;                // per request key
   std::vector<std::size_t> min_size_;                   // per request key
