@@ -57,7 +57,12 @@ inline std::int64_t units(const GraphValues& v, std::size_t i) {
 class Planner {
  public:
   Planner(const GraphValues& values, const Schedule& schedule, SpillTable& spills, bool move_stores_up)
-      : v_(values), schedule_(schedule), spills_(spills), move_stores_up_(move_stores_up), nodes_(values.graph->nodes()) {
+      : v_(values), schedule_(schedule), spills_(spills), move_stores_up_(move_stores_up) {
+    // Room for the transfers a plan appends: grown by its first append, the copy of a
+    // 2,000-node graph (300 bytes a node) was moved whole, once per plan and schedule.
+    const std::vector<PiiNode>& given = values.graph->nodes();
+    nodes_.reserve(given.size() + given.size() / 4 + 64);
+    nodes_.insert(nodes_.end(), given.begin(), given.end());
     const std::size_t n = v_.size();
     capacity_.assign(v_.isa.buffers.size(), 0);
     for (std::size_t b = 0; b < v_.isa.buffers.size(); ++b) {
