@@ -333,23 +333,30 @@ inline AllocateResult allocate_graph(const select::PiiGraph& graph, const isa::I
     if (split == 0) {
       const Schedule esun = esun_schedule(values);
       std::optional<SpillPlan> usual = plan_spills(values, esun, spills, false);
-      // The plan with the fewest instructions of each kind: spilling, and moving stores up.
-      std::optional<SpillPlan> spilling, moving;
-      std::size_t spilling_count = 0, moving_count = 0;  // their instruction_count()
-      auto consider = [](std::optional<SpillPlan>& best, std::size_t& best_count, const std::optional<SpillPlan>& plan) {
-        if (!plan) return;
-        const std::size_t n = allocate_detail::instruction_count(plan->graph);
-        if (!best || n < best_count) best = *plan, best_count = n;
+      // The plan with the fewest instructions of each kind, spilling and moving stores up: only
+      // counted here, and built (planned again) if it is tried.
+      struct Candidate {
+        const Schedule* along;
+        bool move_stores_up;
+        std::size_t count;  // instruction_count() of its graph
       };
-      consider(moving, moving_count, plan_spills(values, esun, spills, true));
+      std::optional<Candidate> spilling, moving;
+      auto consider = [](std::optional<Candidate>& best, const Schedule& along, bool move, std::optional<std::size_t> count) {
+        if (count && (!best || *count < best->count)) best = Candidate{&along, move, *count};
+      };
+      consider(moving, esun, true, spill_plan_instruction_count(values, esun, spills, true));
       for (std::size_t k = a.failures.size(); k-- > 0;) {
-        std::optional<SpillPlan> other = plan_spills(values, a.failures[k].first, spills, false);
-        consider(spilling, spilling_count, other);
-        consider(moving, moving_count, plan_spills(values, a.failures[k].first, spills, true));
-        if (other && !usual) usual = std::move(other);
+        const Schedule& failed = a.failures[k].first;
+        const std::optional<std::size_t> other = spill_plan_instruction_count(values, failed, spills, false);
+        consider(spilling, failed, false, other);
+        consider(moving, failed, true, spill_plan_instruction_count(values, failed, spills, true));
+        if (other && !usual) usual = plan_spills(values, failed, spills, false);
       }
       // Each trial gets at most schedules_per_split CSPs; the first that allocates is kept.
-      auto allocates = [&](SpillPlan& plan) {
+      auto allocates = [&](const Candidate& candidate) {
+        std::optional<SpillPlan> built = plan_spills(values, *candidate.along, spills, candidate.move_stores_up);
+        if (!built) return false;  // cannot happen: the same planning counted it
+        SpillPlan& plan = *built;
         const GraphValues trial_values = analyze_values(plan.graph, isa, constants, image);
         const std::size_t budget = options.max_schedules - std::min(options.max_schedules, result.stats.schedules_tried);
         allocate_detail::Attempt trial = allocate_detail::try_schedules(
@@ -361,9 +368,9 @@ inline AllocateResult allocate_graph(const select::PiiGraph& graph, const isa::I
         return true;
       };
       const std::size_t usual_count = usual ? allocate_detail::instruction_count(usual->graph) : 0;
-      if (usual && moving && moving_count < usual_count && (!spilling || moving_count < spilling_count) && allocates(*moving))
+      if (usual && moving && moving->count < usual_count && (!spilling || moving->count < spilling->count) && allocates(*moving))
         break;
-      if (usual && spilling && spilling_count < usual_count && allocates(*spilling)) break;
+      if (usual && spilling && spilling->count < usual_count && allocates(*spilling)) break;
       if (usual) {
         result.stats.live_range_splits += usual->spills + usual->recomputes;
         result.stats.splits.push_back(usual->description);

@@ -509,16 +509,21 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
   std::vector<std::int64_t> position(n, -1);
   for (std::size_t t = 0; t < schedule.order.size(); ++t) position[schedule.order[t]] = static_cast<std::int64_t>(t);
   std::vector<std::pair<std::int64_t, std::size_t>> order;  // (first definition, class)
+  // class -> its entry in order (looking the entry up by a scan was quadratic in the classes)
+  std::map<std::size_t, std::size_t> order_index;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t d = 0; d < coord[i].size(); ++d) {
       auto [r, off] = uf.find(coord[i][d]);
       auto& m = members[r];
       if (m.empty()) {
         if (auto pin = uf.pinned_root(r)) value[r] = *pin;
-        else order.emplace_back(position[i] < 0 ? -1 : position[i], r);
-      } else if (!value.count(r)) {
-        for (auto& [first, cls] : order)
-          if (cls == r && position[i] >= 0 && (first < 0 || position[i] < first)) first = position[i];
+        else {
+          order_index.emplace(r, order.size());
+          order.emplace_back(position[i] < 0 ? -1 : position[i], r);
+        }
+      } else if (auto at = order_index.find(r); at != order_index.end()) {
+        std::int64_t& first = order[at->second].first;
+        if (position[i] >= 0 && (first < 0 || position[i] < first)) first = position[i];
       }
       m.push_back(Member{i, d, off});
     }
@@ -532,16 +537,17 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
     neighbours[p].push_back({q, false});
     neighbours[q].push_back({p, true});
   }
-  // The start of node i, if every class it depends on is known (`trial` stands for class c).
-  auto start_of = [&](std::size_t i, std::size_t c, std::int64_t trial) -> std::optional<std::vector<std::int64_t>> {
-    std::vector<std::int64_t> s;
+  // The start of node i into `s`, if every class it depends on is known (`trial` stands for
+  // class c). The caller's buffers are reused: first-fit asks for a start per neighbour per trial.
+  auto start_of = [&](std::size_t i, std::size_t c, std::int64_t trial, std::vector<std::int64_t>& s) {
+    s.clear();
     for (std::size_t d = 0; d < coord[i].size(); ++d) {
       auto [r, off] = uf.find(coord[i][d]);
       if (r == c) s.push_back(trial + off);
       else if (auto it = value.find(r); it != value.end()) s.push_back(it->second + off);
-      else return std::nullopt;
+      else return false;
     }
-    return s;
+    return true;
   };
   // The values a class may take: its members' buffer bounds.
   auto range_of = [&](std::size_t c) {
@@ -556,6 +562,7 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
   };
   // Each class of `classes` in turn at its lowest value clear of the classes placed before it.
   const std::map<std::size_t, std::int64_t> pinned = value;
+  std::vector<std::int64_t> s, sw;  // start_of's buffers
   auto place = [&](const std::vector<std::pair<std::int64_t, std::size_t>>& classes) {
     value = pinned;
     for (const auto& [key, c] : classes) {
@@ -565,16 +572,14 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
         std::optional<std::int64_t> jump;
         for (const Member& m : members[c]) {
           if (!v.storage[m.node]) continue;
-          const auto s = start_of(m.node, c, x);
-          if (!s) continue;
+          if (!start_of(m.node, c, x, s)) continue;
           for (const auto [w, w_first] : neighbours[m.node]) {
-            const auto sw = start_of(w, c, x);
-            if (!sw) continue;
-            if (w_first ? csp_detail::edge_separated(v, w, *sw, m.node, *s) : csp_detail::edge_separated(v, m.node, *s, w, *sw))
+            if (!start_of(w, c, x, sw)) continue;
+            if (w_first ? csp_detail::edge_separated(v, w, sw, m.node, s) : csp_detail::edge_separated(v, m.node, s, w, sw))
               continue;
             // Past the end of w's extent in this edge, less where our own extent starts.
-            jump = w_first ? (*sw)[m.dim] + v.needed_begin[w][m.dim] + v.needed_length[w][m.dim] - m.offset
-                           : (*sw)[m.dim] + v.footprint[w][m.dim] - v.needed_begin[m.node][m.dim] - m.offset;
+            jump = w_first ? sw[m.dim] + v.needed_begin[w][m.dim] + v.needed_length[w][m.dim] - m.offset
+                           : sw[m.dim] + v.footprint[w][m.dim] - v.needed_begin[m.node][m.dim] - m.offset;
             break;
           }
           if (jump) break;

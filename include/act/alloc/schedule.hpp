@@ -242,13 +242,14 @@ inline bool contains_graph(const InterferenceGraph& bigger, const InterferenceGr
 // depends on b: then a, its readers and their operands can all be scheduled before b.
 class ForcedInterference {
  public:
-  explicit ForcedInterference(const GraphValues& v) : v_(v), depends_(v.size()), readers_(v.size()) {
+  explicit ForcedInterference(const GraphValues& v)
+      : v_(v), words_((v.size() + 63) / 64), depends_(v.size() * words_, 0), readers_(v.size()) {
     for (NodeIndex q = 0; q < v.size(); ++q) {  // operands precede users
-      depends_[q].assign(v.size(), false);
+      std::uint64_t* row = depends_.data() + q * words_;
       for (NodeIndex o : v.node(q).operands) {
-        depends_[q][o] = true;
-        for (NodeIndex x = 0; x < o; ++x)
-          if (depends_[o][x]) depends_[q][x] = true;
+        const std::uint64_t* from = depends_.data() + o * words_;
+        for (std::size_t w = 0; w < words_; ++w) row[w] |= from[w];
+        row[o / 64] |= std::uint64_t{1} << (o % 64);
       }
       if (v.node(q).kind != select::PiiNodeKind::Pii) continue;
       for (NodeIndex o : v.node(q).operands)
@@ -266,16 +267,16 @@ class ForcedInterference {
 
   // Some order has a's live range end before b's begins.
   bool can_end_before(NodeIndex a, NodeIndex b) const {
-    if (lives_to_end(a) || v_.node(b).is_leaf() || depends_[a][b]) return false;
+    if (lives_to_end(a) || v_.node(b).is_leaf() || depends(a, b)) return false;
     for (NodeIndex q : readers_[a])
-      if (q != b && depends_[q][b]) return false;
+      if (q != b && depends(q, b)) return false;
     return true;
   }
 
   // Some order writes a before b (neither is a leaf, whose place in time is fixed, and b does
   // not precede a).
   bool can_write_first(NodeIndex a, NodeIndex b) const {
-    return !v_.node(a).is_leaf() && !v_.node(b).is_leaf() && !depends_[a][b];
+    return !v_.node(a).is_leaf() && !v_.node(b).is_leaf() && !depends(a, b);
   }
 
   // The Pii nodes that read storage node a (directly or through identity nodes).
@@ -283,9 +284,15 @@ class ForcedInterference {
 
  private:
   bool lives_to_end(NodeIndex i) const { return v_.node(i).is_leaf() || v_.root_storage[i]; }
+  // q reads x, directly or not.
+  bool depends(NodeIndex q, NodeIndex x) const { return (depends_[q * words_ + x / 64] >> (x % 64)) & 1; }
 
   const GraphValues& v_;
-  std::vector<std::vector<bool>> depends_;     // depends_[q][x]: q reads x, directly or not
+  // Row q: the nodes q reads, directly or not, one bit each. A row is the OR of its operands'
+  // rows, taken a word at a time: a bit at a time, building it was 6 % of phase 2 on the
+  // 2,300-node lane-blend graphs (AMX compile-time kernel 32).
+  std::size_t words_;
+  std::vector<std::uint64_t> depends_;
   std::vector<std::vector<NodeIndex>> readers_;  // Pii nodes reading a storage node (through aliases)
 };
 
@@ -405,7 +412,16 @@ class ScheduleGenerator {
     if (!started_) {
       started_ = true;
       done_.assign(v_.size(), false);
-      return complete(0);
+      // The least order by rank is the esun order itself when that is topological (as esun
+      // orders are): taken as it is, where complete(0) rescans the ranks for each place.
+      const bool topological = std::all_of(by_rank_.begin(), by_rank_.end(), [&](NodeIndex i) {
+        return std::all_of(v_.node(i).operands.begin(), v_.node(i).operands.end(),
+                           [&](NodeIndex o) { return rank_[o] == kNone || rank_[o] < rank_[i]; });
+      });
+      if (!topological) return complete(0);
+      chosen_ = by_rank_;
+      for (NodeIndex i : by_rank_) done_[i] = true;
+      return true;
     }
     // Undo from the back; at each depth try the next larger-rank ready node.
     for (std::size_t depth = n; depth-- > 0;) {

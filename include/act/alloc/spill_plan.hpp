@@ -58,11 +58,21 @@ class Planner {
  public:
   Planner(const GraphValues& values, const Schedule& schedule, SpillTable& spills, bool move_stores_up)
       : v_(values), schedule_(schedule), spills_(spills), move_stores_up_(move_stores_up) {
-    // Room for the transfers a plan appends: grown by its first append, the copy of a
-    // 2,000-node graph (300 bytes a node) was moved whole, once per plan and schedule.
+    // The given nodes are copied only when the plan is built (build()): phase 2 weighs up to 17
+    // plans per graph by their instruction count and builds one or two, and copying 2,000
+    // nodes of 300 bytes for each was over a third of the planning. Until then nodes_ holds empty
+    // places for them (the transfers a plan appends get the indices after), and the operands
+    // the plan rewires are kept in operands_. Room is reserved for the appended transfers: the
+    // first append would otherwise move the whole array.
     const std::vector<PiiNode>& given = values.graph->nodes();
     nodes_.reserve(given.size() + given.size() / 4 + 64);
-    nodes_.insert(nodes_.end(), given.begin(), given.end());
+    nodes_.resize(given.size());
+    operand_begin_.reserve(given.size() + 1);
+    for (const PiiNode& x : given) {
+      operand_begin_.push_back(operands_.size());
+      operands_.insert(operands_.end(), x.operands.begin(), x.operands.end());
+    }
+    operand_begin_.push_back(operands_.size());
     const std::size_t n = v_.size();
     capacity_.assign(v_.isa.buffers.size(), 0);
     for (std::size_t b = 0; b < v_.isa.buffers.size(); ++b) {
@@ -80,13 +90,15 @@ class Planner {
     version_.resize(n);
     for (std::size_t i = 0; i < n; ++i) version_[i] = i;
     resident_.assign(n, false);
+    resident_in_.assign(v_.isa.buffers.size(), {});
     placed_.assign(n, false);
     plans_.resize(n);
     stored_.assign(n, std::nullopt);
     load_.assign(v_.isa.buffers.size(), 0);
   }
 
-  std::optional<SpillPlan> run() {
+  // Walks the schedule; false when no plan exists or none is needed (plan_spills' nothing).
+  bool simulate() {
     for (std::size_t t = 0; t < schedule_.order.size(); ++t) {
       const std::size_t q = schedule_.order[t];
       if (placed_[q]) continue;  // a store moved up, or an identity node it read
@@ -95,9 +107,43 @@ class Planner {
         placed_[q] = true;
         continue;
       }
-      if (!execute(q, static_cast<std::int64_t>(t))) return std::nullopt;
+      if (!execute(q, static_cast<std::int64_t>(t))) return false;
     }
-    if (spills_count_ == 0 && recomputes_ == 0 && moved_stores_ == 0) return std::nullopt;
+    return spills_count_ != 0 || recomputes_ != 0 || moved_stores_ != 0;
+  }
+
+  // After simulate(): the instructions of the plan's graph (the Pii nodes the roots reach), as
+  // instruction_count() of build()'s graph, without building it.
+  std::size_t instruction_count() const {
+    const std::size_t given = operand_begin_.size() - 1;
+    std::vector<std::uint8_t> seen(nodes_.size(), 0);
+    std::vector<std::size_t> stack(v_.graph->roots().begin(), v_.graph->roots().end());
+    std::size_t count = 0;
+    while (!stack.empty()) {
+      const std::size_t i = stack.back();
+      stack.pop_back();
+      if (seen[i]) continue;
+      seen[i] = 1;
+      if (i < given) {
+        count += v_.node(i).kind == PiiNodeKind::Pii;
+        stack.insert(stack.end(), operands_.begin() + static_cast<std::ptrdiff_t>(operand_begin_[i]),
+                     operands_.begin() + static_cast<std::ptrdiff_t>(operand_begin_[i + 1]));
+      } else {
+        count += nodes_[i].kind == PiiNodeKind::Pii;
+        stack.insert(stack.end(), nodes_[i].operands.begin(), nodes_[i].operands.end());
+      }
+    }
+    return count;
+  }
+
+  // After simulate(): the plan (consumes the planner).
+  SpillPlan build() {
+    const std::vector<PiiNode>& given = v_.graph->nodes();
+    for (std::size_t i = 0; i < given.size(); ++i) {
+      nodes_[i] = given[i];
+      std::copy(operands_.begin() + static_cast<std::ptrdiff_t>(operand_begin_[i]),
+                operands_.begin() + static_cast<std::ptrdiff_t>(operand_begin_[i + 1]), nodes_[i].operands.begin());
+    }
     std::vector<std::size_t> renumbered;
     SpillPlan plan{select::PiiGraph(std::move(nodes_), v_.graph->roots(), &renumbered), {}, spills_count_, recomputes_, {}};
     std::optional<std::size_t> previous;
@@ -133,10 +179,12 @@ class Planner {
       }
     return std::nullopt;
   }
-  // Readers that already ran (moved up) are no next use.
+  // Readers that already ran (moved up) are no next use. uses_[s] is ascending, so the search
+  // starts at `after`: a value read by hundreds of instructions is weighed at every eviction.
   std::int64_t next_use(std::size_t s, std::int64_t after) const {
-    for (std::int64_t u : uses_[s])
-      if (u > after && !placed_[schedule_.order[static_cast<std::size_t>(u)]]) return u;
+    const std::vector<std::int64_t>& uses = uses_[s];
+    for (auto u = std::upper_bound(uses.begin(), uses.end(), after); u != uses.end(); ++u)
+      if (!placed_[schedule_.order[static_cast<std::size_t>(*u)]]) return *u;
     return std::numeric_limits<std::int64_t>::max();
   }
   bool needed_after(std::size_t s, std::int64_t t) const {
@@ -145,12 +193,18 @@ class Planner {
 
   void make_resident(std::size_t s) {
     resident_[s] = true;
-    load_[static_cast<std::size_t>(v_.node(s).buffer)] += units(v_, s);
+    const auto b = static_cast<std::size_t>(v_.node(s).buffer);
+    load_[b] += units(v_, s);
+    std::vector<std::size_t>& in = resident_in_[b];
+    in.insert(std::lower_bound(in.begin(), in.end(), s), s);
   }
   void release(std::size_t s) {
     if (!resident_[s]) return;
     resident_[s] = false;
-    load_[static_cast<std::size_t>(v_.node(s).buffer)] -= units(v_, s);
+    const auto b = static_cast<std::size_t>(v_.node(s).buffer);
+    load_[b] -= units(v_, s);
+    std::vector<std::size_t>& in = resident_in_[b];
+    in.erase(std::lower_bound(in.begin(), in.end(), s));
   }
 
   // Operand o of a node about to run is at hand: a leaf, a value written already (on chip: still
@@ -192,7 +246,7 @@ class Planner {
   // on-chip values only it still needed leave.
   void move_up(std::size_t r, std::int64_t t) {
     for (std::size_t o : v_.node(r).operands) place_identity(o);
-    for (std::size_t k = 0; k < nodes_[r].operands.size(); ++k) nodes_[r].operands[k] = mapped(v_.node(r).operands[k]);
+    for (std::size_t k = 0; k < v_.node(r).operands.size(); ++k) operands_[operand_begin_[r] + k] = mapped(v_.node(r).operands[k]);
     order_.push_back(r);
     placed_[r] = true;
     ++moved_stores_;
@@ -212,18 +266,25 @@ class Planner {
   // cannot (nothing evictable is left).
   bool make_room(int buffer, std::int64_t need, std::int64_t t, const std::vector<std::size_t>& keep) {
     const auto b = static_cast<std::size_t>(buffer);
-    // Values that leave for free: their remaining readers are stores that can run now.
-    for (std::size_t s = 0; move_stores_up_ && s < v_.size() && load_[b] + need > capacity_[b]; ++s) {
-      if (!resident_[s] || v_.node(s).buffer != buffer || std::find(keep.begin(), keep.end(), s) != keep.end()) continue;
-      if (const auto stores = stores_to_move_up(s, t - 1))
-        for (std::size_t r : *stores) move_up(r, t);
+    // Values that leave for free: their remaining readers are stores that can run now. (A copy:
+    // moving stores up releases values.)
+    if (move_stores_up_ && load_[b] + need > capacity_[b]) {
+      const std::vector<std::size_t> resident = resident_in_[b];
+      for (std::size_t i = 0; i < resident.size() && load_[b] + need > capacity_[b]; ++i) {
+        const std::size_t s = resident[i];
+        if (!resident_[s] || std::find(keep.begin(), keep.end(), s) != keep.end()) continue;
+        if (const auto stores = stores_to_move_up(s, t - 1))
+          for (std::size_t r : *stores) move_up(r, t);
+      }
     }
     while (load_[b] + need > capacity_[b]) {
       std::optional<std::size_t> victim;
       std::optional<CopyPlan> victim_plan;
       std::int64_t farthest = -1;
-      for (std::size_t s = 0; s < v_.size(); ++s) {
-        if (!resident_[s] || v_.node(s).buffer != buffer || std::find(keep.begin(), keep.end(), s) != keep.end()) continue;
+      // The buffer's resident values, ascending; the loop ends right after any release.
+      for (std::size_t i = 0; i < resident_in_[b].size(); ++i) {
+        const std::size_t s = resident_in_[b][i];
+        if (std::find(keep.begin(), keep.end(), s) != keep.end()) continue;
         if (!needed_after(s, t - 1)) {  // dead already: nothing to keep
           release(s);
           victim.reset();
@@ -326,9 +387,9 @@ class Planner {
     for (std::size_t s : reads)
       if ((!needed_after(s, t) || s == destroyed) && v_.node(s).buffer == v_.node(q).buffer) freed += units(v_, s);
     if (on_chip(q) && !make_room(v_.node(q).buffer, std::max<std::int64_t>(0, units(v_, q) - freed), t, reads)) return false;
-    for (std::size_t k = 0; k < nodes_[q].operands.size(); ++k) {
+    for (std::size_t k = 0; k < v_.node(q).operands.size(); ++k) {
       const std::size_t operand = mapped(v_.node(q).operands[k]);
-      nodes_[q].operands[k] = operand;
+      operands_[operand_begin_[q] + k] = operand;
     }
     order_.push_back(q);
     placed_[q] = true;
@@ -352,12 +413,15 @@ class Planner {
   const Schedule& schedule_;
   SpillTable& spills_;
   const bool move_stores_up_;
-  std::vector<PiiNode> nodes_;                      // the graph being rewritten (grows)
+  std::vector<PiiNode> nodes_;                      // the transfers appended, after empty places for the given nodes
+  std::vector<std::size_t> operands_;               // the given nodes' operands, as the plan rewires them
+  std::vector<std::size_t> operand_begin_;          // per given node (+1): where its operands start
   std::vector<std::size_t> order_;                  // the planned order, in nodes_ indices
   std::vector<std::int64_t> capacity_, load_;       // per buffer, in access-dim units
   std::vector<std::vector<std::int64_t>> uses_;     // per storage value: times of its readers
   std::vector<std::size_t> version_;                // per value: the node holding it now
   std::vector<bool> resident_;
+  std::vector<std::vector<std::size_t>> resident_in_;  // per buffer: its resident values, ascending
   std::vector<bool> placed_;                        // per original node: in order_ already
   std::vector<std::optional<std::size_t>> stored_;  // per value: its store to HBM scratch
   std::map<std::size_t, CopyPlan> evicted_plan_;    // how an evicted value comes back
@@ -375,7 +439,17 @@ class Planner {
 // it relieves is not what the CSP lacks), so phase 2 keeps that plan as its fallback.
 inline std::optional<SpillPlan> plan_spills(const GraphValues& values, const Schedule& schedule, SpillTable& spills,
                                             bool move_stores_up = true) {
-  return spill_plan_detail::Planner(values, schedule, spills, move_stores_up).run();
+  spill_plan_detail::Planner planner(values, schedule, spills, move_stores_up);
+  if (!planner.simulate()) return std::nullopt;
+  return planner.build();
+}
+
+// The instruction count of plan_spills' graph, without building it (nothing when it gives nothing).
+inline std::optional<std::size_t> spill_plan_instruction_count(const GraphValues& values, const Schedule& schedule,
+                                                               SpillTable& spills, bool move_stores_up = true) {
+  spill_plan_detail::Planner planner(values, schedule, spills, move_stores_up);
+  if (!planner.simulate()) return std::nullopt;
+  return planner.instruction_count();
 }
 
 }  // namespace act::alloc
