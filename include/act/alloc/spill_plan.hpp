@@ -58,8 +58,8 @@ class Planner {
  public:
   Planner(const GraphValues& values, const Schedule& schedule, SpillTable& spills, bool move_stores_up)
       : v_(values), schedule_(schedule), spills_(spills), move_stores_up_(move_stores_up) {
-    // The given nodes are copied only when the plan is built (build()): phase 2 weighs up to 17
-    // plans per graph by their instruction count and builds one or two, and copying 2,000
+    // The given nodes are copied only when the plan is built (build()): phase 2 weighs up to 18
+    // plans per graph by their instruction count and builds one to three, and copying 2,000
     // nodes of 300 bytes for each was over a third of the planning. Until then nodes_ holds empty
     // places for them (the transfers a plan appends get the indices after), and the operands
     // the plan rewires are kept in operands_. Room is reserved for the appended transfers: the
