@@ -1037,6 +1037,9 @@ ENTRY main {
   REQUIRE(plan);
   CHECK(plan->recomputes == 1);
   CHECK(plan->spills == 0);
+  // Phase 2 weighs plans by this count before it builds any: it must be the built graph's.
+  CHECK(alloc::spill_plan_instruction_count(values, alloc::esun_schedule(values), spills) ==
+        alloc::allocate_detail::instruction_count(plan->graph));
   CHECK(plan->graph.instruction_multiset(ctx.isa) ==
         std::vector<std::string>{"gemm()", "gemm()", "gemm()", "load_rm(n = 64)", "load_rm(n = 64)", "load_rm(n = 64)",
                                  "load_rm(n = 64)", "mov(n = 64)", "mov(n = 64)", "mov(n = 64)", "store_rm(n = 64)"});
@@ -1102,6 +1105,7 @@ TEST_CASE("spilling by furthest next use: a value only an output store still rea
   REQUIRE(plan);
   CHECK(plan->spills == 0);
   CHECK(plan->recomputes == 0);
+  CHECK(alloc::spill_plan_instruction_count(values, stores_aa_last, spills) == alloc::allocate_detail::instruction_count(plan->graph));
   CHECK(plan->description.find("1 store(s) moved up") != std::string::npos);
   CHECK(plan->graph.instruction_multiset(ctx.isa) ==
         std::vector<std::string>{"gemm()", "gemm()", "gemm()", "load_rm(n = 64)", "load_rm(n = 64)", "load_rm(n = 64)",
@@ -1132,6 +1136,18 @@ TEST_CASE("spilling by furthest next use: a computed value goes to HBM scratch a
   const select::PiiGraph g(std::move(n), {14});
   const auto ctx = qkv_context();
   const auto image = sim::kernel_image(kernel);
+  {
+    // The count phase 2 weighs the plan by is the built graph's, the spill's store and load in.
+    const auto values = alloc::analyze_values(g, ctx.isa, ctx.constants, image);
+    alloc::SpillTable spills(ctx.isa);
+    const alloc::Schedule esun = alloc::esun_schedule(values);
+    const auto plan = alloc::plan_spills(values, esun, spills, false);
+    REQUIRE(plan);
+    CHECK(plan->spills >= 1);
+    CHECK(alloc::spill_plan_instruction_count(values, esun, spills, false) ==
+          alloc::allocate_detail::instruction_count(plan->graph));
+    CHECK(alloc::allocate_detail::instruction_count(plan->graph) > alloc::allocate_detail::instruction_count(g));
+  }
   const auto r = alloc::allocate(g, ctx.isa, ctx.constants, image);
   INFO(r.message);
   REQUIRE(r.program);
