@@ -484,6 +484,25 @@ TEST_CASE("extract: the greedy graph gives an instruction whose operands overfil
   CHECK(f.multiset(*h) == std::vector<std::string>{"gemm()", "load_rm(n = 128)", "mov(n = 64)", "store_rm(n = 64)"});
 }
 
+TEST_CASE("greedy: an operand read twice by one instruction is priced once, as the graph builds it once",
+          "[select][extract]") {
+  Fixture f;
+  // c = mov(gemm(t, t)) with t = mov(gemm(load q0, load q2)): 7 instructions with the store,
+  //   c = mov(gemm(u, b)) with u = mov(gemm(load q1, load q4)), b = load q3: 8.
+  // Counted as a tree, t twice, the first costs 1 + 2 x 4 against the second's 1 + 4 + 1.
+  const Id t = f.pii("mov", {f.pii("gemm", {f.pii("load_rm", {f.input(0)}), f.pii("load_rm", {f.input(2)})})});
+  const Id u = f.pii("mov", {f.pii("gemm", {f.pii("load_rm", {f.input(1)}), f.pii("load_rm", {f.input(4)})})});
+  const Id c = f.pii("mov", {f.pii("gemm", {t, t})});
+  f.unite(c, f.pii("mov", {f.pii("gemm", {u, f.pii("load_rm", {f.input(3)})})}));
+  const Id root = f.pii("store_rm", {c});
+  f.graph.rebuild();
+  Extractor x(f.graph, f.context, {root});
+  const auto g = x.greedy();
+  REQUIRE(g.has_value());
+  CHECK(f.multiset(*g) == std::vector<std::string>{"gemm()", "gemm()", "load_rm(n = 64)", "load_rm(n = 64)", "mov(n = 64)",
+                                                     "mov(n = 64)", "store_rm(n = 64)"});
+}
+
 TEST_CASE("extract: a paused search resumes where it stopped and yields the same graphs in the same order",
           "[select][extract]") {
   Fixture f;

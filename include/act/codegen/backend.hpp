@@ -123,10 +123,13 @@ class CandidateStream {
     stats_.rule_set_seconds = backend_detail::seconds_since(t1);
     stats_.rules = state_->rules.rules.size();
     select::ExplorerOptions explorer = options_.explorer;
-    // Backoff bans only IR->IR axioms: the rules that build pii and identity nodes always run.
+    // Backoff bans only IR->IR axioms (not those marked never_banned): the rules that build pii
+    // and identity nodes always run.
     for (std::size_t r = 0; r < state_->rules.rules.size(); ++r)
       if (state_->rules.kinds[r] != select::RuleKind::Axiom)
         explorer.runner.never_ban.push_back(std::string(state_->rules.rules[r].name()));
+    for (const select::AxiomInfo& axiom : state_->rules.kept_axioms)
+      if (axiom.never_banned) explorer.runner.never_ban.push_back(axiom.name);
     // A deterministic compile's rewriting rounds end on work (iterations, nodes), never on the
     // per-round clock: under the sanitizers on a loaded CI box one Gemmini round passed 5 s and
     // the compile reported a timeout where a fast machine proves "no program".

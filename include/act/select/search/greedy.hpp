@@ -74,6 +74,15 @@ inline std::optional<PiiGraph> attempt(const RequestGraph& requests, const std::
         for (std::size_t j = 0; j < alt.operands.size(); ++j) {
           const std::size_t o = requests.key(alt.operands[j]);
           const bool own = must_own[o] || (alt.concat && !view_operand(alt.operands[j]));
+          // An operand read twice by one instruction (t + t) is one node of the graph (make()
+          // shares it), so it costs once: counted twice, t + t tied with ((x + m) + m) + m,
+          // a longer program. Not for a concat^H (each slot is a copy of its own) nor for an
+          // operand claimed in place (a second claim gets a fresh copy).
+          bool repeated = false;
+          if (!alt.concat && !(claim_in_place && claims_in_place(alt, j)))
+            for (std::size_t i = 0; i < j && !repeated; ++i)
+              repeated = requests.key(alt.operands[i]) == o && !(claim_in_place && claims_in_place(alt, i));
+          if (repeated) continue;
           c += own ? owned[o] : any[o];
           c_owned += own || (claim_in_place && claims_in_place(alt, j)) ? owned[o] : any[o];
         }

@@ -166,30 +166,40 @@ inline void add_slicing_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   // rewrites.md SL-10/SL-11 (TensorRight slice/rule08, 10, 11): a slice inside one operand of a
   // concatenate along the sliced dim → a slice of that operand (or the operand itself). The
   // concatenate is looked up in x's class, not matched: any of its concatenates may hold the range.
-  rules.add(
-      info("slice-of-concat", S, {Slice, Concatenate}, {Slice}, "rewrites.md SL-10, SL-11"), "(slice@outer ?x)",
-      [](const View& v) {
-        const Id x = v.cls("?x");
-        if (!may_hold_operator(v.g, x, Concatenate)) return false;
-        for (Id n : v.g.class_nodes(x))
-          if (is_operator_node(v.g, n, Concatenate) && slice_inside_concat_operand(v.g, v.ctx, n, v.attr("outer").slice))
-            return true;
-        return false;
-      },
-      [](const View& v, Build& b) -> std::optional<Id> {
-        const auto ranges = v.attr("outer").slice;
-        for (Id n : operator_nodes(v.g, v.cls("?x"), Concatenate)) {
-          auto hit = slice_inside_concat_operand(v.g, v.ctx, n, ranges);
-          if (!hit) continue;
-          auto r = ranges;
-          const auto d = static_cast<std::size_t>(v.ctx.attributes_of(v.g.node(n).op).dimensions[0]);
-          r[d] = canonical(r[d]);
-          r[d].start -= hit->offset;
-          r[d].limit -= hit->offset;
-          return b.slice(hit->operand, r);
-        }
-        return std::nullopt;
-      });
+  // Two rules, so that each has a backoff schedule of its own: slices of one element
+  // (slice-of-concat-element) and larger ones. The lane blends' element reads of a transposed
+  // concat(s, s) gave the one rule over a thousand matches in the first iteration, and its ban
+  // kept the rows of concat(s, s) apart from the rows of s the instructions compute for 11
+  // iterations (AMX compile-time kernel 9: 20 iterations and 59k e-nodes to its program).
+  for (const bool element : {false, true}) {
+    AxiomInfo about = info(element ? "slice-of-concat-element" : "slice-of-concat", S, {Slice, Concatenate}, {Slice},
+                           "rewrites.md SL-10, SL-11");
+    about.never_banned = !element;
+    rules.add(
+        std::move(about), "(slice@outer ?x)",
+        [element](const View& v) {
+          const Id x = v.cls("?x");
+          if ((v.root_type().element_count() == 1) != element || !may_hold_operator(v.g, x, Concatenate)) return false;
+          for (Id n : v.g.class_nodes(x))
+            if (is_operator_node(v.g, n, Concatenate) && slice_inside_concat_operand(v.g, v.ctx, n, v.attr("outer").slice))
+              return true;
+          return false;
+        },
+        [](const View& v, Build& b) -> std::optional<Id> {
+          const auto ranges = v.attr("outer").slice;
+          for (Id n : operator_nodes(v.g, v.cls("?x"), Concatenate)) {
+            auto hit = slice_inside_concat_operand(v.g, v.ctx, n, ranges);
+            if (!hit) continue;
+            auto r = ranges;
+            const auto d = static_cast<std::size_t>(v.ctx.attributes_of(v.g.node(n).op).dimensions[0]);
+            r[d] = canonical(r[d]);
+            r[d].start -= hit->offset;
+            r[d].limit -= hit->offset;
+            return b.slice(hit->operand, r);
+          }
+          return std::nullopt;
+        });
+  }
 
   // rewrites.md SL-11 (TensorRight slice/rule12): an unstrided slice spanning operands j..k of a
   // concatenate (a proper subset) → a slice of concat(xj..xk).
