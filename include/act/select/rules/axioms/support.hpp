@@ -67,9 +67,9 @@ struct AxiomInfo {
   // Elsewhere the operator is useful only to the axioms that push other operators through it
   // or drop it again, and every class would gain a node for them.
   bool wraps_in_instruction_operator = false;
-  // The right-hand side is a slice of a class the match reads (one node per match, no other
-  // operator), so the rule cannot flood the e-graph: backoff never bans it
-  // (codegen/backend.hpp), and the equalities other rules build on are not held back.
+  // Backoff never bans the rule (codegen/backend.hpp): for a rule whose right-hand side is one
+  // slice of a class the match reads, on matches that stay few, so that the equalities other
+  // rules build on are not held back by an unrelated flood of matches (slice-of-concat).
   bool never_banned = false;
 };
 
