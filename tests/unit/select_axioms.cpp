@@ -269,13 +269,18 @@ std::map<std::string, Generator> generators() {
     if (s.coin()) r[0].limit = std::max<std::int64_t>(1, r[0].limit - 1);
     s.slice(x, r);
   };
-  const auto concat_instance = [](Instance& s, bool narrow) {
+  // concat of three random leaves along dim d (0 or 1); parts gets the leaves.
+  const auto concat_of_three = [](Instance& s, std::size_t& d, std::vector<Id>& parts) {
     const DType t = s.dtype();
-    const auto d = static_cast<std::size_t>(s.pick(0, 1));
+    d = static_cast<std::size_t>(s.pick(0, 1));
     const auto other = s.pick(1, 4);
-    std::vector<Id> parts;
     for (int i = 0; i < 3; ++i) parts.push_back(s.leaf(t, d == 0 ? Dims{s.pick(1, 4), other} : Dims{other, s.pick(1, 4)}));
-    const Id c = s.concat(parts, static_cast<std::int64_t>(d));
+    return s.concat(parts, static_cast<std::int64_t>(d));
+  };
+  const auto concat_instance = [concat_of_three](Instance& s, bool narrow) {
+    std::size_t d = 0;
+    std::vector<Id> parts;
+    const Id c = concat_of_three(s, d, parts);
     auto r = s.ranges(s.type(c).dims, !narrow);
     const auto n0 = s.type(parts[0]).dims[d], n1 = s.type(parts[1]).dims[d];
     if (!narrow && s.coin()) r[d] = {n0, n0 + s.pick(1, n1), 1};                 // inside operand 1
@@ -283,13 +288,10 @@ std::map<std::string, Generator> generators() {
     s.slice(c, r);
   };
   m["slice-of-concat"] = [concat_instance](Instance& s, const AxiomInfo&) { concat_instance(s, false); };
-  m["slice-of-concat-element"] = [](Instance& s, const AxiomInfo&) {  // one element, from any operand
-    const DType t = s.dtype();
-    const auto d = static_cast<std::size_t>(s.pick(0, 1));
-    const auto other = s.pick(1, 4);
+  m["slice-of-concat-element"] = [concat_of_three](Instance& s, const AxiomInfo&) {  // one element, any operand
+    std::size_t d = 0;
     std::vector<Id> parts;
-    for (int i = 0; i < 3; ++i) parts.push_back(s.leaf(t, d == 0 ? Dims{s.pick(1, 4), other} : Dims{other, s.pick(1, 4)}));
-    const Id c = s.concat(parts, static_cast<std::int64_t>(d));
+    const Id c = concat_of_three(s, d, parts);
     std::vector<hlo::SliceRange> r;
     for (const std::int64_t n : s.type(c).dims) {
       const std::int64_t i = s.pick(0, n - 1);
