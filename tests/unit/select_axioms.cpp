@@ -735,6 +735,30 @@ std::map<std::string, Generator> generators() {
   };
   m["transpose-as-dot"] = [](Instance& s, const AxiomInfo&) { s.transpose(s.leaf(s.dtype(), s.dims(2)), {1, 0}); };
   m["transpose-by-lane-blends"] = [](Instance& s, const AxiomInfo&) { s.transpose(s.leaf(s.dtype(), s.dims(2)), {1, 0}); };
+  // A chain of 1-4 value-wise operators over a float matrix, transposed; a clamp's bounds are
+  // scalars (kept as they are) or, one clamp in four, matrices (transposed with the rest).
+  m["transpose-through-value-wise-chain"] = [](Instance& s, const AxiomInfo&) {
+    static constexpr Opcode kBinary[] = {Opcode::Add, Opcode::Subtract, Opcode::Multiply,
+                                         Opcode::Divide, Opcode::Maximum, Opcode::Minimum};
+    const DType t = s.float_type();
+    const Dims d = s.dims(2, 2, 5);
+    Id x = s.leaf(t, d);
+    for (std::int64_t depth = s.pick(1, 4); depth > 0; --depth) {
+      const Opcode f = kBinary[s.pick(0, 5)];
+      switch (s.pick(0, 3)) {
+        case 0: x = s.coin() ? s.op(f, NodeAttributes{}, {x, s.leaf(t, d)}) : s.op(f, NodeAttributes{}, {s.leaf(t, d), x}); break;
+        case 1: x = s.unary(s.coin() ? Opcode::Negate : Opcode::Abs, x); break;
+        case 2: {
+          const bool scalar = s.pick(0, 3) != 0;
+          const Id lo = scalar ? s.b().scalar(t, -1.5) : s.leaf(t, d), hi = scalar ? s.b().scalar(t, 2.0) : s.leaf(t, d);
+          x = s.op(Opcode::Clamp, NodeAttributes{}, {lo, x, hi});
+          break;
+        }
+        default: x = s.op(f, NodeAttributes{}, {x, x});
+      }
+    }
+    s.transpose(x, {1, 0});
+  };
   // issue 16 (rules/axioms/negation_and_reduction.hpp): wrapping integers only.
   m["negate-as-dot"] = [](Instance& s, const AxiomInfo&) {
     s.unary(Opcode::Negate, s.leaf(s.coin() ? DType::s8 : DType::s32, s.dims(2)));
@@ -992,6 +1016,17 @@ TEST_CASE("ir axioms: near misses are not rewritten", "[select][axioms]") {
   CHECK_FALSE(rewrites("dot-transposed-rhs-by-rows", transposed_rhs(true)));
   CHECK(rewrites("dot-transposed-rhs-by-rows", transposed_rhs(false)));
 
+  // A typed leaf is a bitcast-convert of the input's bytes to another width: not value-wise, so
+  // the chain has nowhere to go; a negate of it has.
+  const auto negated = [](bool negate) {
+    return [negate](Instance& s) {
+      const Id x = s.leaf(DType::f32, {3, 4});
+      s.transpose(negate ? s.unary(Opcode::Negate, x) : x, {1, 0});
+    };
+  };
+  CHECK_FALSE(rewrites("transpose-through-value-wise-chain", negated(false)));
+  CHECK(rewrites("transpose-through-value-wise-chain", negated(true)));
+
   const auto transpose = [](Dims p) { return [p](Instance& s) { s.transpose(s.leaf(DType::s32, {2, 3, 4}), p); }; };
   CHECK_FALSE(rewrites("transpose-identity", transpose({0, 2, 1})));
   CHECK(rewrites("transpose-identity", transpose({0, 1, 2})));
@@ -1153,4 +1188,46 @@ TEST_CASE("slicing axioms: the conditions' spanned-operand count agrees with the
       }
   CHECK(checked == 132);
   CHECK(spanning > 10);  // ranges across operands were among them
+}
+
+// The chain is built in one application: transpose(negate(p0 + p1) * p2) gains
+// negate(transpose(p0) + transpose(p1)) * transpose(p2), down to the leaves, where
+// transpose-of-<op> moves the transpose one operator per application.
+TEST_CASE("transpose-through-value-wise-chain: one application reaches the leaves", "[select][axioms]") {
+  SelectionContext ctx;
+  const auto axioms = ir_axiom_set(ctx);
+  const auto axiom = std::find_if(axioms.begin(), axioms.end(),
+                                  [](const Axiom& a) { return a.info.name == "transpose-through-value-wise-chain"; });
+  REQUIRE(axiom != axioms.end());
+  std::mt19937_64 rng(7);
+  Instance s(ctx, rng);
+  const Id p0 = s.leaf(DType::f32, {3, 4}), p1 = s.leaf(DType::f32, {3, 4}), p2 = s.leaf(DType::f32, {3, 4});
+  const Id chain = s.op(Opcode::Multiply, NodeAttributes{}, {s.unary(Opcode::Negate, s.op(Opcode::Add, NodeAttributes{}, {p0, p1})), p2});
+  const Id root = s.transpose(chain, {1, 0});
+  s.g.rebuild();
+  egraph::MatchList matches;
+  axiom->rule.search(s.g, matches);
+  REQUIRE(matches.size() == 1);
+  axiom->rule.apply(s.g, matches);
+  s.g.rebuild();
+  const auto transposed = [&](Id leaf) {
+    for (Id c : s.g.classes())
+      for (Id n : s.g.class_nodes(c))
+        if (s.g.node(n).op.kind == NodeKind::Operator && s.g.node(n).op.opcode == Opcode::Transpose &&
+            s.g.find(s.g.node(n).children[0]) == s.g.find(leaf))
+          return s.g.find(c);
+    return egraph::kNoId;
+  };
+  for (const Id leaf : {p0, p1, p2}) CHECK(transposed(leaf) != egraph::kNoId);
+  // The root's class holds the multiply over the transposes, and its operand the negate.
+  bool multiply_of_transposes = false;
+  for (Id n : s.g.class_nodes(root)) {
+    const auto node = s.g.node(n);
+    if (node.op.kind == NodeKind::Operator && node.op.opcode == Opcode::Multiply)
+      multiply_of_transposes |= s.g.find(node.children[1]) == transposed(p2) &&
+                                std::ranges::any_of(s.g.class_nodes(node.children[0]), [&](Id m) {
+                                  return s.g.node(m).op.kind == NodeKind::Operator && s.g.node(m).op.opcode == Opcode::Negate;
+                                });
+  }
+  CHECK(multiply_of_transposes);
 }

@@ -16,11 +16,15 @@
 // float transpose gets), and not on transposes other axioms build from blended ones
 // (transposed_otherwise). The maximum over a row's lanes is left as built: the axioms that
 // would regroup it or move operators through it skip lane blends (holds_lane_blend).
+// On the same attempts, transpose-through-value-wise-chain moves a kernel value's transpose
+// through its whole value-wise computation in one step, down to the inputs the blends read.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,6 +151,59 @@ inline bool transposed_otherwise(const View& v, const std::vector<LaneBlendType>
   return false;
 }
 
+// The value-wise node of class c that transpose-through-value-wise-chain follows: the first
+// operator of kThroughBinary, clamp, or a same-width operator of kThroughUnary (not a copy, not
+// a maximum over lane blends) that does not read c itself. A bitcast-convert to another width
+// changes the rank, so a kernel input's typed leaf (bitcast-convert of its bytes) ends a chain.
+inline std::optional<Id> value_wise_node(const TensorGraph& g, const SelectionContext& ctx, Id c) {
+  using enum hlo::Opcode;
+  c = g.find(c);
+  for (Id n : g.class_nodes(c)) {
+    const auto node = g.node(n);
+    if (node.op.kind != NodeKind::Operator) continue;
+    const hlo::Opcode code = node.op.opcode;
+    if (std::ranges::any_of(node.children, [&](Id k) { return g.find(k) == c; })) continue;
+    if (code == Clamp) return n;
+    if (std::ranges::find(kThroughBinary, code) != std::end(kThroughBinary)) {
+      if (code == Maximum && std::ranges::any_of(node.children, [&](Id k) { return holds_lane_blend(g, k); })) continue;
+      return n;
+    }
+    if (code != Copy && std::ranges::find(kThroughUnary, code) != std::end(kThroughUnary)) {
+      if (code == BitcastConvert &&
+          bit_width(ctx.attributes_of(node.op).dtype) != bit_width(g.data(node.children[0]).type.dtype))
+        continue;
+      return n;
+    }
+  }
+  return std::nullopt;
+}
+
+// transpose(c) built through value_wise_node down the chain (memoised per class in `done`): the
+// operator over its operands' transposes (a scalar operand, a clamp's bound, kept as it is), or
+// transpose(c) itself where the chain ends.
+inline Id transposed_chain(const TensorGraph& g, const SelectionContext& ctx, Build& b, Id c, std::map<Id, Id>& done,
+                           int depth) {
+  constexpr int kMaxDepth = 64;  // a bound on the recursion, far beyond a tiled kernel's chains
+  c = g.find(c);
+  if (const auto it = done.find(c); it != done.end()) return it->second;
+  const std::optional<Id> n = depth < kMaxDepth ? value_wise_node(g, ctx, c) : std::nullopt;
+  Id out;
+  if (!n) {
+    out = b.transpose(c, {1, 0});
+  } else {
+    const auto node = g.node(*n);
+    const TensorOp op = node.op;
+    // A copy: the recursion adds nodes, which may move the e-graph's child array under the view.
+    const std::vector<Id> children(node.children.begin(), node.children.end());
+    std::vector<Id> transposed;
+    for (Id k : children)
+      transposed.push_back(g.data(k).type.rank() == 0 ? g.find(k) : transposed_chain(g, ctx, b, k, done, depth + 1));
+    out = b.add(op, transposed);
+  }
+  done.emplace(c, out);
+  return out;
+}
+
 inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   using enum hlo::Opcode;
   const std::vector<LaneBlendType> types = types_transposed_by_lanes(ctx.isa);
@@ -190,6 +247,34 @@ inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axi
           rows.push_back(row);
         }
         return b.concat(rows, 0);
+      });
+
+  // The blends are needed below a whole value-wise computation: no element of a computed value
+  // is broadcast on the attempts where they act (broadcast-of-<op> is off there), so only a
+  // kernel input's transpose is blended, and transpose(f(g(h(p0)))) reaches it through f, g and
+  // h. transpose-of-<op> moves a transpose one operator per iteration: AMX compile-time kernel
+  // 72 (eleven operators from its transpose down to p0) found its program at iteration 14 of
+  // rewriting, at 56k e-nodes. This rule builds the chain at once, transpose-of-<op> (or of a
+  // clamp) composed along one value-wise node per class, down to the classes that hold none.
+  // The step-by-step rules build the same nodes, so the two meet.
+  rules.add(
+      AxiomInfo{"transpose-through-value-wise-chain", AxiomFamily::Layout, "transpose-through-value-wise-chain", {Transpose},
+                {Transpose, Add, Subtract, Multiply, Divide, Maximum, Minimum, Clamp}, false,
+                "rewrites.md SH-2, RM-1 (transpose-of-<op>, composed)"},
+      "(transpose@t ?x)",
+      [types](const View& v) {
+        if (!v.ctx.last_retry && !v.ctx.isa.instructions.empty()) return false;
+        if (v.attr("t").dimensions != Dims{1, 0} || !blends_transpose_of(types, v.type("?x"))) return false;
+        // A kernel value only (any value without a kernel: the soundness suite): a transpose of
+        // a piece or of an intermediate form is reached through the kernel value's chain.
+        const Id x = v.cls("?x");
+        const auto& kernel = v.ctx.kernel_values;
+        if (!kernel.empty() && std::ranges::none_of(kernel, [&](Id k) { return v.g.find(k) == x; })) return false;
+        return value_wise_node(v.g, v.ctx, x).has_value();
+      },
+      [](const View& v, Build& b) {
+        std::map<Id, Id> done;
+        return transposed_chain(v.g, v.ctx, b, v.cls("?x"), done, 0);
       });
 }
 
