@@ -735,9 +735,10 @@ TEST_CASE("regression amx_reshape_round_trip_beside_blends: reshape(reshape(x)) 
   // Two lane-blend transposes beside [32,16] -> [16,32] -> [32,16]: with the round trip built
   // as two reshapes every attempt ended on the node limit. Its transposes are not over narrow
   // pieces: blending them from their own elements too gave 1,999 instructions, not 1,310
-  // (1,313 since slice-of-concat's larger pieces are never banned: another greedy graph).
+  // (1,313 since slice-of-concat's larger pieces are never banned: another greedy graph; 1,298
+  // since transpose-through-value-wise-chain reaches the inputs in one step).
   const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_reshape_round_trip_beside_blends", 60.0, 10, true);
-  CHECK(outcome.result->program.instructions.size() <= 1'313);
+  CHECK(outcome.result->program.instructions.size() <= 1'298);
 }
 
 TEST_CASE("regression amx_minimum_of_itself: minimum(x, x) is x from module 1 on", "[soak][regression]") {
