@@ -741,6 +741,14 @@ TEST_CASE("regression amx_reshape_round_trip_beside_blends: reshape(reshape(x)) 
   CHECK(outcome.result->program.instructions.size() <= 1'298);
 }
 
+TEST_CASE("regression amx_transpose_through_long_chain: the transpose reaches p0 in one step", "[soak][regression]") {
+  // Moved one operator per iteration, the transpose of eleven operators over p0 took 18 rewrite
+  // iterations (56k e-nodes) before the program; built at once, 10 (34.5k).
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_transpose_through_long_chain", 60.0, 3, true);
+  CHECK(outcome.statistics.iterations <= 12);
+  CHECK(outcome.result->program.instructions.size() <= 1'089);
+}
+
 TEST_CASE("regression amx_minimum_of_itself: minimum(x, x) is x from module 1 on", "[soak][regression]") {
   // Without it, the copy of p0 that minimum(p0, p0) names under the clamp took the lane-blend
   // attempt past its node limit (100k e-nodes) and no program was found in 5 s.
