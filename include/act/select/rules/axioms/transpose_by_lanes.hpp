@@ -83,6 +83,11 @@ inline bool blends_transpose_of(const std::vector<LaneBlendType>& types, const S
   return false;
 }
 
+// Whether canonical class c is one of the kernel's own values (SelectionContext::kernel_values).
+inline bool is_kernel_value(const TensorGraph& g, const SelectionContext& ctx, Id c) {
+  return std::ranges::any_of(ctx.kernel_values, [&](Id k) { return g.find(k) == c; });
+}
+
 // Whether class x is one of the kernel's own values or a slice of one (SelectionContext::
 // kernel_values). Only those are blended: every other class whose transpose the axioms ask for
 // is built from them (a value-wise operation, a concatenate of pieces, a reshape), so its
@@ -91,16 +96,12 @@ inline bool blends_transpose_of(const std::vector<LaneBlendType>& types, const S
 // and idempotence axioms offer were each blended (AMX soak kernel 5: 32 transposes blended,
 // 157k e-nodes, for a kernel with one transpose).
 inline bool of_kernel_value_or_piece(const TensorGraph& g, const SelectionContext& ctx, Id x) {
-  const auto& kernel = ctx.kernel_values;
-  if (kernel.empty()) return true;
-  const auto is_kernel_value = [&](Id c) {
-    return std::ranges::any_of(kernel, [&](Id k) { return g.find(k) == c; });
-  };
+  if (ctx.kernel_values.empty()) return true;
   x = g.find(x);
-  if (is_kernel_value(x)) return true;
+  if (is_kernel_value(g, ctx, x)) return true;
   for (Id n : g.class_nodes(x)) {
     const auto& node = g.node(n);
-    if (node.op.kind == NodeKind::Operator && node.op.opcode == hlo::Opcode::Slice && is_kernel_value(g.find(node.children[0])))
+    if (node.op.kind == NodeKind::Operator && node.op.opcode == hlo::Opcode::Slice && is_kernel_value(g, ctx, g.find(node.children[0])))
       return true;
   }
   return false;
@@ -204,6 +205,12 @@ inline Id transposed_chain(const TensorGraph& g, const SelectionContext& ctx, Bu
   return out;
 }
 
+// Read at match time: the blend axioms act only on the group explorer's last retry (every
+// attempt's rule list holds the same rules), or without an ISA (the soundness suite). In every
+// attempt, K4's 48-row product was cut into transposed pieces that each grew by hundreds of
+// e-nodes, and the node limit came before its program.
+inline bool on_blend_attempt(const SelectionContext& ctx) { return ctx.last_retry || ctx.isa.instructions.empty(); }
+
 inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axiom>& out) {
   using enum hlo::Opcode;
   const std::vector<LaneBlendType> types = types_transposed_by_lanes(ctx.isa);
@@ -215,10 +222,7 @@ inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axi
                 "act: row i of xᵀ from one broadcast per element, blended by lane"},
       "(transpose@t ?x)",
       [types](const View& v) {
-        // Read at match time: only on the group explorer's last retry (every attempt's rule list
-        // holds the same rules). In every attempt, K4's 48-row product was cut into transposed
-        // pieces that each grew by hundreds of e-nodes, and the node limit came before its program.
-        if (!v.ctx.last_retry && !v.ctx.isa.instructions.empty()) return false;
+        if (!on_blend_attempt(v.ctx)) return false;
         return blends_transpose_of_class(v.g, v.ctx, types, v.cls("?x")) && v.attr("t").dimensions == Dims{1, 0} &&
                !transposed_otherwise(v, types);
       },
@@ -263,13 +267,12 @@ inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axi
                 "rewrites.md SH-2, RM-1 (transpose-of-<op>, composed)"},
       "(transpose@t ?x)",
       [types](const View& v) {
-        if (!v.ctx.last_retry && !v.ctx.isa.instructions.empty()) return false;
+        if (!on_blend_attempt(v.ctx)) return false;
         if (v.attr("t").dimensions != Dims{1, 0} || !blends_transpose_of(types, v.type("?x"))) return false;
         // A kernel value only (any value without a kernel: the soundness suite): a transpose of
         // a piece or of an intermediate form is reached through the kernel value's chain.
         const Id x = v.cls("?x");
-        const auto& kernel = v.ctx.kernel_values;
-        if (!kernel.empty() && std::ranges::none_of(kernel, [&](Id k) { return v.g.find(k) == x; })) return false;
+        if (!v.ctx.kernel_values.empty() && !is_kernel_value(v.g, v.ctx, x)) return false;
         return value_wise_node(v.g, v.ctx, x).has_value();
       },
       [](const View& v, Build& b) {
