@@ -630,6 +630,11 @@ TEST_CASE("split sizes come from the ISA's semantics: rows a vector instruction 
   CHECK(sizes.narrower_than_computed(hlo::Opcode::Maximum, DType::f32, 8));
   CHECK_FALSE(sizes.narrower_than_computed(hlo::Opcode::Maximum, DType::f32, 16));
   CHECK_FALSE(sizes.narrower_than_computed(hlo::Opcode::Power, DType::f32, 1));  // no instruction: no claim
+  // AVX-512 has no clamp: one is computed by a maximum and a minimum, so it is as narrow as they are.
+  CHECK_FALSE(sizes.narrower_than_computed(hlo::Opcode::Clamp, DType::f32, 8));
+  CHECK(sizes.clamp_narrower_than_computed(DType::f32, 8));
+  CHECK_FALSE(sizes.clamp_narrower_than_computed(DType::f32, 16));
+  CHECK_FALSE(select::SplitSizes().clamp_narrower_than_computed(DType::f32, 1));
   // Without an ISA (the axioms' soundness tests) every even extent is halved.
   CHECK_FALSE(select::SplitSizes().narrower_than_computed(hlo::Opcode::Maximum, DType::f32, 1));
   CHECK(select::SplitSizes().split_point(SplitRole::Rows, DType::f32, 6, hlo::Opcode::Multiply) == 3);
@@ -658,6 +663,11 @@ TEST_CASE("module 1: transposes of values joined from narrow row pieces are told
   CHECK(narrow("  %d = f32[8,16] add(%a, %a)\n  %j = f32[16,16] concatenate(%d, %b), dimensions={0}\n"
                "  %lo = f32[] constant(-0.5)\n  %hi = f32[] constant(0.5)\n"
                "  %v = f32[16,16] clamp(%lo, %j, %hi)\n") == 1);
+  // A clamp on a half (rows of 8, lanes of 8 once transposed) under a full-width sum: AVX-512
+  // computes the clamp by a maximum and a minimum of 16 lanes (seed 9001 soak kernel 9).
+  CHECK(narrow("  %lo = f32[] constant(-0.5)\n  %hi = f32[] constant(0.5)\n  %c = f32[8,16] clamp(%lo, %b, %hi)\n"
+               "  %j = f32[16,16] concatenate(%b, %c), dimensions={0}\n"
+               "  %s = f32[16,16] multiply(%p0, %p0)\n  %v = f32[16,16] add(%s, %j)\n") == 1);
   // Halves that are slices of a value computed whole: the transpose moves onto that value.
   CHECK(narrow("  %q = f32[16,16] divide(%p0, %p0)\n  %u = f32[8,16] slice(%q), slice={[0:8], [0:16]}\n"
                "  %w = f32[8,16] slice(%q), slice={[8:16], [0:16]}\n"

@@ -749,6 +749,16 @@ TEST_CASE("regression amx_transpose_through_long_chain: the transpose reaches p0
   CHECK(outcome.result->program.instructions.size() <= 1'089);
 }
 
+TEST_CASE("regression amx_transposed_sum_over_clamped_half: a clamp on half rows is judged by maximum and minimum",
+          "[soak][regression]") {
+  // Judged by a clamp instruction alone (AVX-512 has none), the clamp on rows of 8 under the
+  // transposed sum looked computable, the sum was never blended from its own elements, and
+  // every attempt ended on its limits without a program (158 rewrite iterations, 3.9 s).
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_transposed_sum_over_clamped_half", 60.0, 9, true);
+  CHECK(outcome.statistics.iterations <= 8);
+  CHECK(outcome.result->program.instructions.size() <= 872);
+}
+
 TEST_CASE("regression amx_minimum_of_itself: minimum(x, x) is x from module 1 on", "[soak][regression]") {
   // Without it, the copy of p0 that minimum(p0, p0) names under the clamp took the lane-blend
   // attempt past its node limit (100k e-nodes) and no program was found in 5 s.

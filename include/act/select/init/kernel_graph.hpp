@@ -191,8 +191,9 @@ inline std::vector<std::size_t> computed_transposed_values(const hlo::Computatio
 // meets pieces nothing computes, and the lane-blend attempt without element bytes grew to its
 // node limit first (0.6-1.5 s on the AMX compile-time set's kernels 9, 68, 81 and 84). A slice
 // is passed whole (transpose-of-slice moves the transpose onto its source, at the source's
-// width). `seen` holds (value, width) pairs already visited: a kernel's DAG reads one value
-// many times.
+// width). A clamp counts as computed by a clamp instruction or else by the maximum and minimum
+// it is made of (SplitSizes::clamp_narrower_than_computed). `seen` holds (value, width) pairs
+// already visited: a kernel's DAG reads one value many times.
 inline bool transposed_in_narrow_pieces(const hlo::Computation& entry, std::size_t value, std::int64_t width,
                                         const SplitSizes& sizes, std::vector<std::pair<std::size_t, std::int64_t>>& seen) {
   using hlo::Opcode;
@@ -206,7 +207,9 @@ inline bool transposed_in_narrow_pieces(const hlo::Computation& entry, std::size
                            std::ranges::find(axiom_detail::kThroughBinary, inst.opcode) != std::end(axiom_detail::kThroughBinary) ||
                            inst.opcode == Opcode::Clamp;
   if (elementwise) {
-    if (sizes.narrower_than_computed(inst.opcode, inst.shape.dtype, width)) return true;
+    if (inst.opcode == Opcode::Clamp ? sizes.clamp_narrower_than_computed(inst.shape.dtype, width)
+                                     : sizes.narrower_than_computed(inst.opcode, inst.shape.dtype, width))
+      return true;
     for (std::size_t k = 0; k < inst.operands.size(); ++k)
       if (entry.instructions[operand(k)].shape.rank() == 2 && transposed_in_narrow_pieces(entry, operand(k), width, sizes, seen))
         return true;

@@ -98,6 +98,16 @@ class SplitSizes {
     return it != narrowest_.end() && width < it->second;
   }
 
+  // narrower_than_computed for a clamp, which an ISA without a clamp instruction computes as
+  // max(min(x, hi), lo): then it is narrower than computed when the maximum or the minimum is
+  // (AMX sound soak seed 9001, kernel 9: a transposed sum with clamp(s) of f32[8,16] rows under
+  // it, judged computable and so never blended from its own elements, had no program).
+  bool clamp_narrower_than_computed(DType t, std::int64_t width) const {
+    if (unconstrained_) return false;
+    if (narrowest_.contains(Key{SplitRole::Rows, hlo::Opcode::Clamp, t})) return narrower_than_computed(hlo::Opcode::Clamp, t, width);
+    return narrower_than_computed(hlo::Opcode::Maximum, t, width) || narrower_than_computed(hlo::Opcode::Minimum, t, width);
+  }
+
   // Whether the sizes come from an ISA (false: the axioms' soundness tests, every even extent halved).
   bool from_isa() const { return !unconstrained_; }
 
