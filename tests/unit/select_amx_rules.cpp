@@ -668,6 +668,10 @@ TEST_CASE("module 1: transposes of values joined from narrow row pieces are told
   CHECK(narrow("  %lo = f32[] constant(-0.5)\n  %hi = f32[] constant(0.5)\n  %c = f32[8,16] clamp(%lo, %b, %hi)\n"
                "  %j = f32[16,16] concatenate(%b, %c), dimensions={0}\n"
                "  %s = f32[16,16] multiply(%p0, %p0)\n  %v = f32[16,16] add(%s, %j)\n") == 1);
+  // Computed halves joined by rows: transposed, 8-lane pieces joined along lanes, which no
+  // blend does (seed 31337 soak kernel 188), even with no narrow operator under the transpose.
+  CHECK(narrow("  %q = f32[16,16] add(%p0, %p0)\n  %w = f32[8,16] slice(%q), slice={[8:16], [0:16]}\n"
+               "  %j = f32[16,16] concatenate(%w, %w), dimensions={0}\n  %v = f32[16,16] divide(%j, %j)\n") == 1);
   // Halves that are slices of a value computed whole: the transpose moves onto that value.
   CHECK(narrow("  %q = f32[16,16] divide(%p0, %p0)\n  %u = f32[8,16] slice(%q), slice={[0:8], [0:16]}\n"
                "  %w = f32[8,16] slice(%q), slice={[8:16], [0:16]}\n"

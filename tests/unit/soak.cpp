@@ -759,6 +759,16 @@ TEST_CASE("regression amx_transposed_sum_over_clamped_half: a clamp on half rows
   CHECK(outcome.result->program.instructions.size() <= 872);
 }
 
+TEST_CASE("regression amx_transposed_quotient_of_repeated_half: computed rows joined along lanes are narrow",
+          "[soak][regression]") {
+  // concat(s, s) of a computed half, transposed, joins 8-lane pieces of computed rows; module 1
+  // did not count that as narrow, the sum was never blended from its own elements, and every
+  // attempt ended on its limits without a program (215 rewrite iterations, 4.6 s).
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_transposed_quotient_of_repeated_half", 60.0, 188, true);
+  CHECK(outcome.statistics.iterations <= 9);
+  CHECK(outcome.result->program.instructions.size() <= 697);
+}
+
 TEST_CASE("regression amx_minimum_of_itself: minimum(x, x) is x from module 1 on", "[soak][regression]") {
   // Without it, the copy of p0 that minimum(p0, p0) names under the clamp took the lane-blend
   // attempt past its node limit (100k e-nodes) and no program was found in 5 s.

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -194,6 +195,39 @@ inline std::vector<std::size_t> computed_transposed_values(const hlo::Computatio
 // width). A clamp counts as computed by a clamp instruction or else by the maximum and minimum
 // it is made of (SplitSizes::clamp_narrower_than_computed). `seen` holds (value, width) pairs
 // already visited: a kernel's DAG reads one value many times.
+// Whether `value` is a kernel input or rows sliced from one (through reshape round trips).
+inline bool rows_of_kernel_input(const hlo::Computation& entry, std::size_t value) {
+  for (;;) {
+    for (int x; (x = reshape_round_trip_source(entry, value)) >= 0;) value = static_cast<std::size_t>(x);
+    const hlo::Instruction& inst = entry.instructions[value];
+    if (inst.opcode == hlo::Opcode::Parameter) return true;
+    if (inst.opcode != hlo::Opcode::Slice || inst.operands.empty()) return false;
+    value = static_cast<std::size_t>(inst.operands[0]);
+  }
+}
+
+// The value a row concatenate puts back together in order (its operands are whole-width,
+// unstrided row slices of that value, consecutive from its first row to its last), if any.
+inline std::optional<std::size_t> reassembled_rows_source(const hlo::Computation& entry, const hlo::Instruction& concat) {
+  std::optional<std::size_t> source;
+  std::int64_t next_row = 0;
+  for (int o : concat.operands) {
+    const hlo::Instruction& piece = entry.instructions[static_cast<std::size_t>(o)];
+    if (piece.opcode != hlo::Opcode::Slice || piece.operands.empty() || piece.slice.size() != 2) return std::nullopt;
+    const auto from = static_cast<std::size_t>(piece.operands[0]);
+    const hlo::Instruction& whole = entry.instructions[from];
+    if ((source && *source != from) || whole.shape.rank() != 2) return std::nullopt;
+    source = from;
+    const auto& rows = piece.slice[0];
+    const auto& cols = piece.slice[1];
+    if (rows.start != next_row || rows.stride != 1 || cols.start != 0 || cols.stride != 1 || cols.limit != whole.shape.dims[1])
+      return std::nullopt;
+    next_row = rows.limit;
+  }
+  if (!source || next_row != entry.instructions[*source].shape.dims[0]) return std::nullopt;
+  return source;
+}
+
 inline bool transposed_in_narrow_pieces(const hlo::Computation& entry, std::size_t value, std::int64_t width,
                                         const SplitSizes& sizes, std::vector<std::pair<std::size_t, std::int64_t>>& seen) {
   using hlo::Opcode;
@@ -220,8 +254,15 @@ inline bool transposed_in_narrow_pieces(const hlo::Computation& entry, std::size
     return source.shape.rank() == 2 && transposed_in_narrow_pieces(entry, operand(0), source.shape.dims[0], sizes, seen);
   }
   if (inst.opcode == Opcode::Concatenate && inst.dimensions == std::vector<std::int64_t>{0}) {
+    if (const auto source = reassembled_rows_source(entry, inst)) return transposed_in_narrow_pieces(entry, *source, width, sizes, seen);
     for (std::size_t k = 0; k < inst.operands.size(); ++k) {
       const std::int64_t rows = entry.instructions[operand(k)].shape.dims[0];
+      // Transposed, the pieces are joined along lanes, which takes a lane select (a blend)
+      // no narrower than the ISA's: transpose(concat(s, s)) with s rows 8..15 of p0 + p0 puts
+      // lanes 8..15 of a computed row in lanes 0..7 too (AMX sound soak seed 31337, kernel 188).
+      // A kernel input's own rows are not computed: the blends broadcast its elements.
+      if (!rows_of_kernel_input(entry, operand(k)) && sizes.narrower_than_computed(Opcode::Select, inst.shape.dtype, std::min(width, rows)))
+        return true;
       if (transposed_in_narrow_pieces(entry, operand(k), std::min(width, rows), sizes, seen)) return true;
     }
   }
