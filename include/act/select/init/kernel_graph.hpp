@@ -183,18 +183,6 @@ inline std::vector<std::size_t> computed_transposed_values(const hlo::Computatio
   return found;
 }
 
-// Whether a transpose of `value`, pushed inward as the axioms push it (transpose-of-<op>
-// through elementwise operators, and through row concatenates to their pieces), meets an
-// operator on pieces narrower (`width`, the pieces' rows, which become lanes) than every
-// instruction computing that operator gives: transpose(concat(a + a, b + b)) of f32[8,16]
-// halves is a concatenate of f32[16,8] columns, and AVX-512 adds only rows of 16. Such a
-// transpose is built only from the value's own elements (offer_element_bytes); pushed inward it
-// meets pieces nothing computes, and the lane-blend attempt without element bytes grew to its
-// node limit first (0.6-1.5 s on the AMX compile-time set's kernels 9, 68, 81 and 84). A slice
-// is passed whole (transpose-of-slice moves the transpose onto its source, at the source's
-// width). A clamp counts as computed by a clamp instruction or else by the maximum and minimum
-// it is made of (SplitSizes::clamp_narrower_than_computed). `seen` holds (value, width) pairs
-// already visited: a kernel's DAG reads one value many times.
 // Whether `value` is a kernel input or rows sliced from one (through reshape round trips).
 inline bool rows_of_kernel_input(const hlo::Computation& entry, std::size_t value) {
   for (;;) {
@@ -228,6 +216,20 @@ inline std::optional<std::size_t> reassembled_rows_source(const hlo::Computation
   return source;
 }
 
+// Whether a transpose of `value`, pushed inward as the axioms push it (transpose-of-<op>
+// through elementwise operators, and through row concatenates to their pieces), meets an
+// operator on pieces narrower (`width`, the pieces' rows, which become lanes) than every
+// instruction computing that operator gives: transpose(concat(a + a, b + b)) of f32[8,16]
+// halves is a concatenate of f32[16,8] columns, and AVX-512 adds only rows of 16. Such a
+// transpose is built only from the value's own elements (offer_element_bytes); pushed inward it
+// meets pieces nothing computes, and the lane-blend attempt without element bytes grew to its
+// node limit first (0.6-1.5 s on the AMX compile-time set's kernels 9, 68, 81 and 84). A slice
+// is passed whole (transpose-of-slice moves the transpose onto its source, at the source's
+// width). A clamp counts as computed by a clamp instruction or else by the maximum and minimum
+// it is made of (SplitSizes::clamp_narrower_than_computed). A row concatenate of computed
+// pieces narrower than every lane select is narrow by itself: transposed, they are joined
+// along lanes. `seen` holds (value, width) pairs already visited: a kernel's DAG reads one
+// value many times.
 inline bool transposed_in_narrow_pieces(const hlo::Computation& entry, std::size_t value, std::int64_t width,
                                         const SplitSizes& sizes, std::vector<std::pair<std::size_t, std::int64_t>>& seen) {
   using hlo::Opcode;
