@@ -111,14 +111,11 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
   }
 
   for (Opcode f : kThroughBinary) {
-    // rewrites.md SH-2 / RM-1: layout(f(x, y)) → f(layout(x), layout(y)). Here and in the
-    // concat, commutativity and associativity rules, a maximum over lane blends (a row of a
-    // transpose built by transpose_by_lanes.hpp) is left alone: see holds_lane_blend.
+    // rewrites.md SH-2 / RM-1: layout(f(x, y)) → f(layout(x), layout(y)).
     for (Opcode layout : {Slice, Transpose, Reshape})
       rules.add(info(fmt::format("{}-of-<op>", name_of(layout)), f, {layout, f}, {f, layout}, false,
                      "rewrites.md SH-2, RM-1"),
                 fmt::format("({}@outer ({}@inner ?x ?y))", name_of(layout), name_of(f)),
-                [f](const View& v) { return f != Maximum || !any_lane_blend(v, {"?x", "?y"}); },
                 "(@inner (@outer ?x) (@outer ?y))");
 
     // Integers wrap, so a narrowing integer convert distributes over the ring operations:
@@ -141,8 +138,7 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
     // rewrites.md SS-1: concat(f(a, b), f(c, d)) → f(concat(a, c), concat(b, d)).
     rules.add(info("concat-of-<op>", f, {Concatenate, f}, {f, Concatenate}, false, "rewrites.md SS-1"),
               fmt::format("(concatenate@outer ({0}@l ?a ?b) ({0}@r ?c ?d))", name_of(f)),
-              [f](const View& v) {
-                if (f == Maximum && any_lane_blend(v, {"?b", "?d"})) return false;
+              [](const View& v) {
                 return v.op("l") == v.op("r") && joins_pieces_of_one_value(v.g, v.cls("?a"), v.cls("?c")) &&
                        joins_pieces_of_one_value(v.g, v.cls("?b"), v.cls("?d"));
               },
@@ -264,8 +260,7 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
     const bool extremum = f == Maximum || f == Minimum;
     rules.add(info("<op>-commutative", f, {f}, {f}, false, "rewrites.md ADD-3, TensorRight add/rule04"),
               fmt::format("({}@outer ?x ?y)", name_of(f)),
-              [f, extremum, relu_facts](const View& v) {
-                if (f == Maximum && any_lane_blend(v, {"?x", "?y"})) return false;
+              [extremum, relu_facts](const View& v) {
                 return !extremum || relu_facts->any || !relu_facts->widened_relu_type(v.root_type().dtype) ||
                        v.g.data(v.cls("?x")).is_constant;
               },
@@ -274,7 +269,6 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
     rules.add(info("<op>-associative", f, {f}, {f}, reassoc, "TensorRight add/rule01, mul/rule06"),
               fmt::format("({0}@outer ({0}@inner ?a ?b) ?c)", name_of(f)),
               [f, extremum, relu_facts](const View& v) {
-                if (f == Maximum && any_lane_blend(v, {"?c"})) return false;
                 if (v.op("inner") != v.op("outer") || relu_facts->any) return true;
                 const DType t = v.root_type().dtype;
                 if (extremum) return !relu_facts->widened_relu_type(t);

@@ -247,28 +247,6 @@ inline bool may_hold_operator(const TensorGraph& g, Id cls, hlo::Opcode code) {
   return (g.kinds(cls) & TensorGraph::kind_bit(static_cast<std::uint32_t>(code))) != 0;
 }
 
-// Whether class `cls` holds one lane of a lane-blend transpose (transpose_by_lanes.hpp):
-// select(compare(z, K, LT), v, K) with K a constant. The maximum over a row's lanes is one
-// instruction per lane in any grouping, so the axioms that regroup, commute or move layout
-// operators through such a maximum only multiply e-nodes (a 16-lane row has 2^16 subsets).
-inline bool holds_lane_blend(const TensorGraph& g, Id cls) {
-  if (!may_hold_operator(g, cls, hlo::Opcode::Select)) return false;
-  for (Id n : g.class_nodes(cls)) {
-    if (!is_operator_node(g, n, hlo::Opcode::Select)) continue;
-    const auto& select = g.node(n);
-    const Id filler = g.find(select.children[2]);
-    if (!g.data(filler).is_constant) continue;
-    for (Id c : g.class_nodes(select.children[0]))
-      if (is_operator_node(g, c, hlo::Opcode::Compare) && g.find(g.node(c).children[1]) == filler) return true;
-  }
-  return false;
-}
-inline bool any_lane_blend(const View& v, std::initializer_list<std::string_view> vars) {
-  for (std::string_view var : vars)
-    if (holds_lane_blend(v.g, v.cls(var))) return true;
-  return false;
-}
-
 inline bool has_operator(const TensorGraph& g, Id cls, hlo::Opcode code) {
   for (Id n : g.class_nodes(cls))
     if (is_operator_node(g, n, code)) return true;
