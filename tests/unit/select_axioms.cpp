@@ -734,7 +734,26 @@ std::map<std::string, Generator> generators() {
     s.op(Opcode::Reverse, a, {s.leaf(s.dtype(), s.dims(2))});
   };
   m["transpose-as-dot"] = [](Instance& s, const AxiomInfo&) { s.transpose(s.leaf(s.dtype(), s.dims(2)), {1, 0}); };
-  m["transpose-by-lane-blends"] = [](Instance& s, const AxiomInfo&) { s.transpose(s.leaf(s.dtype(), s.dims(2)), {1, 0}); };
+  // Three times in four the transposed value is a concatenate of (strided) slices of leaves, whose
+  // elements the blends read from the leaves themselves (element_source).
+  m["transpose-by-lane-blends"] = [](Instance& s, const AxiomInfo&) {
+    const DType t = s.dtype();
+    const Dims d = s.dims(2, 2, 6);
+    if (s.pick(0, 3) == 0) {
+      s.transpose(s.leaf(t, d), {1, 0});
+      return;
+    }
+    const std::size_t along = static_cast<std::size_t>(s.pick(0, 1));
+    const hlo::SliceRange across = s.range(d[1 - along]);
+    std::vector<Id> parts;
+    for (std::int64_t k = s.pick(2, 3); k > 0; --k) {
+      std::vector<hlo::SliceRange> r(2);
+      r[along] = s.range(d[along]);
+      r[1 - along] = across;
+      parts.push_back(s.slice(s.leaf(t, d), r));
+    }
+    s.transpose(s.concat(parts, static_cast<std::int64_t>(along)), {1, 0});
+  };
   // A chain of 1-4 value-wise operators over a float matrix, transposed; a clamp's bounds are
   // scalars (kept as they are) or, one clamp in four, matrices (transposed with the rest).
   m["transpose-through-value-wise-chain"] = [](Instance& s, const AxiomInfo&) {

@@ -784,6 +784,16 @@ TEST_CASE("regression amx_transposes_beside_maximums: lane-blend rows built lane
   CHECK(outcome.result->program.instructions.size() <= 1'939);
 }
 
+TEST_CASE("regression amx_transposed_rows_of_repeated_half: blends read each element where it is held",
+          "[soak][regression]") {
+  // The blends read the elements of concat(s, s), s rows of p0; slice-of-concat-element, under
+  // the backoff, joined them to p0's elements only after 18 rewrite iterations (46k e-nodes).
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_transposed_rows_of_repeated_half", 60.0, 52, true);
+  CHECK(outcome.statistics.iterations <= 8);
+  CHECK(outcome.statistics.enodes < 35'000);
+  CHECK(outcome.result->program.instructions.size() <= 681);
+}
+
 TEST_CASE("regression amx_minimum_of_itself: minimum(x, x) is x from module 1 on", "[soak][regression]") {
   // Without it, the copy of p0 that minimum(p0, p0) names under the clamp took the lane-blend
   // attempt past its node limit (100k e-nodes) and no program was found in 5 s. 834

@@ -204,6 +204,50 @@ inline Id transposed_chain(const TensorGraph& g, const SelectionContext& ctx, Bu
   return out;
 }
 
+// Where element (r, c) of class x is read from: down through the slices and concatenates of
+// x's classes (the first such node of each), to the class and position that hold it. The blends
+// read that element directly. Left to slice-of-concat-element, which is under the backoff, the
+// reads of a concatenate's elements reached the input rows the instructions load only after the
+// rule's bans (AMX compile-time seed 3 kernel 52: concat(s, s) with s rows 0..7 of p0, its
+// element reads joined p0's in the last of 17 iterations). A value blended from its own
+// elements keeps its reads: its bytes are what module 1 offers.
+struct ElementSource {
+  Id cls;
+  std::int64_t row, col;
+};
+inline ElementSource element_source(const TensorGraph& g, const SelectionContext& ctx, Id x, std::int64_t row, std::int64_t col) {
+  constexpr int kMaxSteps = 16;  // far beyond a tiled kernel's slice and concatenate chains
+  ElementSource at{g.find(x), row, col};
+  for (int step = 0; step < kMaxSteps; ++step) {
+    if (std::ranges::any_of(ctx.blended_from_own_elements, [&](Id e) { return g.find(e) == at.cls; })) break;
+    bool moved = false;
+    for (Id n : g.class_nodes(at.cls)) {
+      const auto node = g.node(n);
+      if (node.op.kind != NodeKind::Operator) continue;
+      const NodeAttributes& a = ctx.attributes_of(node.op);
+      if (node.op.opcode == hlo::Opcode::Slice) {
+        at = {g.find(node.children[0]), a.slice[0].start + at.row * a.slice[0].stride, a.slice[1].start + at.col * a.slice[1].stride};
+        moved = true;
+      } else if (node.op.opcode == hlo::Opcode::Concatenate) {
+        const auto d = static_cast<std::size_t>(a.dimensions[0]);
+        std::int64_t index = d == 0 ? at.row : at.col;
+        for (Id k : node.children) {
+          const std::int64_t extent = g.data(k).type.dims[d];
+          if (index < extent) {
+            at = {g.find(k), d == 0 ? index : at.row, d == 0 ? at.col : index};
+            moved = true;
+            break;
+          }
+          index -= extent;
+        }
+      }
+      if (moved) break;
+    }
+    if (!moved) break;
+  }
+  return at;
+}
+
 // Read at match time: the blend axioms act only on the group explorer's last retry (every
 // attempt's rule list holds the same rules), or without an ISA (the soundness suite). In every
 // attempt, K4's 48-row product was cut into transposed pieces that each grew by hundreds of
@@ -240,7 +284,8 @@ inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axi
         for (std::int64_t i = 0; i < n; ++i) {
           Id row = zero;
           for (std::int64_t j = 0; j < m; ++j) {
-            const Id element = b.reshape(b.slice(v.cls("?x"), {{j, j + 1, 1}, {i, i + 1, 1}}), {});
+            const ElementSource from = element_source(b.g, v.ctx, v.cls("?x"), j, i);
+            const Id element = b.reshape(b.slice(from.cls, {{from.row, from.row + 1, 1}, {from.col, from.col + 1, 1}}), {});
             const Id into_lane_j = b.op(Compare, less, {marker[static_cast<std::size_t>(j)], row});
             row = b.op(Select, NodeAttributes{}, {into_lane_j, b.broadcast(element, {1, m}), row});
           }
