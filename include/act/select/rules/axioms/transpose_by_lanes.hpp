@@ -154,8 +154,8 @@ inline bool transposed_otherwise(const View& v, const std::vector<LaneBlendType>
 
 // The value-wise node of class c that transpose-through-value-wise-chain follows: the first
 // operator of kThroughBinary, clamp, or a same-width operator of kThroughUnary (not a copy)
-// that does not read c itself. A bitcast-convert to another width
-// changes the rank, so a kernel input's typed leaf (bitcast-convert of its bytes) ends a chain.
+// that does not read c itself. A bitcast-convert to another width changes the rank, so a kernel
+// input's typed leaf (bitcast-convert of its bytes) ends a chain.
 inline std::optional<Id> value_wise_node(const TensorGraph& g, const SelectionContext& ctx, Id c) {
   using enum hlo::Opcode;
   c = g.find(c);
@@ -165,9 +165,7 @@ inline std::optional<Id> value_wise_node(const TensorGraph& g, const SelectionCo
     const hlo::Opcode code = node.op.opcode;
     if (std::ranges::any_of(node.children, [&](Id k) { return g.find(k) == c; })) continue;
     if (code == Clamp) return n;
-    if (std::ranges::find(kThroughBinary, code) != std::end(kThroughBinary)) {
-      return n;
-    }
+    if (std::ranges::find(kThroughBinary, code) != std::end(kThroughBinary)) return n;
     if (code != Copy && std::ranges::find(kThroughUnary, code) != std::end(kThroughUnary)) {
       if (code == BitcastConvert &&
           bit_width(ctx.attributes_of(node.op).dtype) != bit_width(g.data(node.children[0]).type.dtype))
@@ -209,13 +207,14 @@ inline Id transposed_chain(const TensorGraph& g, const SelectionContext& ctx, Bu
 // read that element directly. Left to slice-of-concat-element, which is under the backoff, the
 // reads of a concatenate's elements reached the input rows the instructions load only after the
 // rule's bans (AMX compile-time seed 3 kernel 52: concat(s, s) with s rows 0..7 of p0, its
-// element reads joined p0's in the last of 17 iterations). A value blended from its own
-// elements keeps its reads: its bytes are what module 1 offers.
+// element reads joined p0's in the last of its output's 18 rewrite iterations). A value blended
+// from its own elements keeps its reads: its bytes are what module 1 offers.
 struct ElementSource {
   Id cls;
   std::int64_t row, col;
 };
-inline ElementSource element_source(const TensorGraph& g, const SelectionContext& ctx, Id x, std::int64_t row, std::int64_t col) {
+inline ElementSource element_source(const TensorGraph& g, const SelectionContext& ctx, Id x, std::int64_t row,
+                                    std::int64_t col) {
   constexpr int kMaxSteps = 16;  // far beyond a tiled kernel's slice and concatenate chains
   ElementSource at{g.find(x), row, col};
   for (int step = 0; step < kMaxSteps; ++step) {
@@ -226,7 +225,8 @@ inline ElementSource element_source(const TensorGraph& g, const SelectionContext
       if (node.op.kind != NodeKind::Operator) continue;
       const NodeAttributes& a = ctx.attributes_of(node.op);
       if (node.op.opcode == hlo::Opcode::Slice) {
-        at = {g.find(node.children[0]), a.slice[0].start + at.row * a.slice[0].stride, a.slice[1].start + at.col * a.slice[1].stride};
+        at = {g.find(node.children[0]), a.slice[0].start + at.row * a.slice[0].stride,
+              a.slice[1].start + at.col * a.slice[1].stride};
         moved = true;
       } else if (node.op.opcode == hlo::Opcode::Concatenate) {
         const auto d = static_cast<std::size_t>(a.dimensions[0]);
@@ -275,7 +275,7 @@ inline void add_transpose_by_lanes_axioms(SelectionContext& ctx, std::vector<Axi
         const Id zero = b.broadcast(b.scalar(x.dtype, 0.0), {1, m});
         NodeAttributes less;
         less.direction = hlo::ComparisonDirection::LT;
-        std::vector<Id> marker;  // per lane j: M_j
+        std::vector<Id> marker;  // M_j: -inf in lane j, +inf elsewhere
         for (std::int64_t j = 0; j < m; ++j)
           marker.push_back(b.patterned(x.dtype, {1, m}, fmt::format("lane-{}-below", j), [j](std::int64_t, std::int64_t lane) {
             return lane == j ? -INFINITY : INFINITY;
