@@ -33,6 +33,7 @@
 
 #include "act/hlo/semantics_outline.hpp"
 #include "act/select/rules/axioms/elementwise.hpp"
+#include "act/select/rules/axioms/slicing.hpp"
 #include "act/select/rules/axioms/support.hpp"
 
 namespace act::select::axiom_detail {
@@ -229,16 +230,11 @@ inline ElementSource element_source(const TensorGraph& g, const SelectionContext
               a.slice[1].start + at.col * a.slice[1].stride};
         moved = true;
       } else if (node.op.opcode == hlo::Opcode::Concatenate) {
-        const auto d = static_cast<std::size_t>(a.dimensions[0]);
-        std::int64_t index = d == 0 ? at.row : at.col;
-        for (Id k : node.children) {
-          const std::int64_t extent = g.data(k).type.dims[d];
-          if (index < extent) {
-            at = {g.find(k), d == 0 ? index : at.row, d == 0 ? at.col : index};
-            moved = true;
-            break;
-          }
-          index -= extent;
+        const std::vector<hlo::SliceRange> element{{at.row, at.row + 1, 1}, {at.col, at.col + 1, 1}};
+        if (const auto hit = slice_inside_concat_operand(g, ctx, n, element)) {
+          const bool rows = a.dimensions[0] == 0;
+          at = {hit->operand, rows ? at.row - hit->offset : at.row, rows ? at.col : at.col - hit->offset};
+          moved = true;
         }
       }
       if (moved) break;
