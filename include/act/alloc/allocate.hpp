@@ -113,8 +113,16 @@ inline std::optional<CspResult> overfull_point(const GraphValues& values, const 
       load_at[static_cast<std::size_t>(live[m].end - first + 1)] -= units_of(m);
     }
     for (std::size_t t = 1; t < load_at.size(); ++t) load_at[t] += load_at[t - 1];
+    // No point of this buffer overfills it with fewer values than the largest ones would: once
+    // the best core is that small, the other points cannot replace it (ties keep the first), and
+    // building each overfull point's core is a pass over every member (a schedule keeping 200
+    // registers live overfills at most points: quadratic, 4 % of AMX compile-time seed 2 kernel 87).
+    std::int64_t largest = 1;
+    for (std::size_t m : members) largest = std::max(largest, units_of(m));
+    const auto fewest = static_cast<std::size_t>((capacity + largest) / largest);
     // Every load peak is at some value's first time point (live ranges are intervals).
     for (std::size_t m : members) {
+      if (best && best_size <= fewest) break;
       const std::int64_t t = live[m].begin;
       const std::int64_t load = load_at[static_cast<std::size_t>(t - first)];
       if (load <= capacity) continue;

@@ -201,6 +201,7 @@ inline std::optional<UnitAddress> unit_address(const sym::Expr& e, const isa::In
 // Weighted union-find over integer unknowns: value(x) = value(parent(x)) + offset(x).
 class OffsetUnionFind {
  public:
+  std::size_t size() const { return parent_.size(); }
   std::size_t add() {
     parent_.push_back(parent_.size());
     offset_.push_back(0);
@@ -500,17 +501,19 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
   const auto& coord = q.coord;
   const auto& beta = q.beta;
   // Classes: members (node, dim, offset to the class value); known values for pinned classes.
+  // Indexed by class root (first-fit looks classes up per neighbour per trial: maps were
+  // 3 % of AMX lane-blend compiles).
   struct Member {
     std::size_t node, dim;
     std::int64_t offset;
   };
-  std::map<std::size_t, std::vector<Member>> members;
-  std::map<std::size_t, std::int64_t> value;
+  std::vector<std::vector<Member>> members(uf.size());
+  std::vector<std::optional<std::int64_t>> value(uf.size());
   std::vector<std::int64_t> position(n, -1);
   for (std::size_t t = 0; t < schedule.order.size(); ++t) position[schedule.order[t]] = static_cast<std::int64_t>(t);
   std::vector<std::pair<std::int64_t, std::size_t>> order;  // (first definition, class)
-  // class -> its entry in order (looking the entry up by a scan was quadratic in the classes)
-  std::map<std::size_t, std::size_t> order_index;
+  constexpr std::size_t kNoEntry = static_cast<std::size_t>(-1);
+  std::vector<std::size_t> order_index(uf.size(), kNoEntry);  // class -> its entry in order
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t d = 0; d < coord[i].size(); ++d) {
       auto [r, off] = uf.find(coord[i][d]);
@@ -518,11 +521,11 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
       if (m.empty()) {
         if (auto pin = uf.pinned_root(r)) value[r] = *pin;
         else {
-          order_index.emplace(r, order.size());
+          order_index[r] = order.size();
           order.emplace_back(position[i] < 0 ? -1 : position[i], r);
         }
-      } else if (auto at = order_index.find(r); at != order_index.end()) {
-        std::int64_t& first = order[at->second].first;
+      } else if (order_index[r] != kNoEntry) {
+        std::int64_t& first = order[order_index[r]].first;
         if (position[i] >= 0 && (first < 0 || position[i] < first)) first = position[i];
       }
       m.push_back(Member{i, d, off});
@@ -544,7 +547,7 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
     for (std::size_t d = 0; d < coord[i].size(); ++d) {
       auto [r, off] = uf.find(coord[i][d]);
       if (r == c) s.push_back(trial + off);
-      else if (auto it = value.find(r); it != value.end()) s.push_back(it->second + off);
+      else if (value[r]) s.push_back(*value[r] + off);
       else return false;
     }
     return true;
@@ -561,7 +564,7 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
     return std::pair{lo, hi};
   };
   // Each class of `classes` in turn at its lowest value clear of the classes placed before it.
-  const std::map<std::size_t, std::int64_t> pinned = value;
+  const std::vector<std::optional<std::int64_t>> pinned = value;
   std::vector<std::int64_t> s, sw;  // start_of's buffers
   auto place = [&](const std::vector<std::pair<std::int64_t, std::size_t>>& classes) {
     value = pinned;
@@ -614,13 +617,12 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t d = 0; d < coord[i].size(); ++d) {
       auto [r, off] = uf.find(coord[i][d]);
-      a.start[i].push_back(value.count(r) ? value[r] + off : 0);
+      a.start[i].push_back(value[r] ? *value[r] + off : 0);
     }
     for (std::size_t j = 0; j < beta[i].size(); ++j) {
       auto [r, off] = uf.find(beta[i][j]);
-      auto it = value.find(r);
-      if (it == value.end()) it = value.emplace(r, uf.pinned_root(r).value_or(0)).first;  // a free beta: 0
-      a.beta[i].push_back(it->second + off);
+      if (!value[r]) value[r] = uf.pinned_root(r).value_or(0);  // a free beta: 0
+      a.beta[i].push_back(*value[r] + off);
     }
   }
   if (check_assignment(v, interference, a)) return std::nullopt;

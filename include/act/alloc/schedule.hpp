@@ -441,18 +441,23 @@ class ScheduleGenerator {
   void repair(const InterferenceGraph& core) {
     if (!forced_) forced_.emplace(v_);
     repaired_.reset();
+    // Each base's least order, once per repair: most of what a repair tries either closes a
+    // cycle or leaves that order as it is, and neither needs a new order built (order_with).
+    const LeastOrder on_repairs = least_order(constraints_), on_hints = least_order(hints_);
+    const std::pair<const Constraints*, const LeastOrder*> bases[] = {{&constraints_, &on_repairs}, {&hints_, &on_hints}};
+    std::vector<NodeIndex> before;  // the nodes a repair puts before another
     for (const auto& [p, q] : core)
       for (const auto& [a, b] : {std::pair{p, q}, std::pair{q, p}}) {
         if (rank_[a] == kNone || rank_[b] == kNone || !forced_->can_end_before(a, b)) continue;
+        before.assign(1, a);
+        for (NodeIndex r : forced_->readers(a))
+          if (r != b && rank_[r] != kNone) before.push_back(r);
         // On top of the repairs so far, or, when they leave no order, on the hints alone.
-        for (const Constraints* base : {&constraints_, &hints_}) {
-          Constraints extra = *base;
-          extra.emplace_back(a, b);
-          for (NodeIndex r : forced_->readers(a))
-            if (r != b && rank_[r] != kNone) extra.emplace_back(r, b);
-          std::optional<Schedule> s = constrained_order(extra);
+        for (const auto& [base, least] : bases) {
+          std::optional<Schedule> s = order_with(*base, *least, before, b);
           if (!s || !worth_trying(*s, core)) continue;
-          constraints_ = std::move(extra);
+          constraints_ = *base;
+          for (NodeIndex x : before) constraints_.emplace_back(x, b);
           repaired_ = std::move(s);
           return;
         }
@@ -460,16 +465,85 @@ class ScheduleGenerator {
     // An ordered edge (p written first) whose values cannot be separated in time: write q first.
     for (const auto& [p, q] : core) {
       if (!ordered_edge(v_, p, q) || rank_[p] == kNone || rank_[q] == kNone || !forced_->can_write_first(q, p)) continue;
-      for (const Constraints* base : {&constraints_, &hints_}) {
-        Constraints extra = *base;
-        extra.emplace_back(q, p);
-        std::optional<Schedule> s = constrained_order(extra);
+      before.assign(1, q);
+      for (const auto& [base, least] : bases) {
+        std::optional<Schedule> s = order_with(*base, *least, before, p);
         if (!s || !worth_trying(*s, core)) continue;
-        constraints_ = std::move(extra);
+        constraints_ = *base;
+        constraints_.emplace_back(q, p);
         repaired_ = std::move(s);
         return;
       }
     }
+  }
+
+  // The least order of a set of constraints (constrained_order's), with each node's place in it.
+  struct LeastOrder {
+    std::optional<Schedule> schedule;  // nothing: the constraints form a cycle
+    std::vector<std::size_t> position;
+    Constraints by_first;  // the constraints, sorted
+  };
+  LeastOrder least_order(const Constraints& constraints) const {
+    LeastOrder least{constrained_order(constraints), std::vector<std::size_t>(v_.size(), kNone), constraints};
+    if (least.schedule)
+      for (std::size_t t = 0; t < least.schedule->order.size(); ++t) least.position[least.schedule->order[t]] = t;
+    std::sort(least.by_first.begin(), least.by_first.end());
+    return least;
+  }
+
+  // constrained_order(base plus "x before y" for each x in `before`), or nothing when that is a
+  // cycle or an order next() returned already. Most repairs of an overfull core are one of the
+  // two (on a 1,800-node AMX lane-blend graph, 773 of 1,020), and neither needs a new order:
+  // - when base's least order already puts every x before y, it is the answer: a least-rank-
+  //   first order is the lexicographically least topological order, so constraints it meets
+  //   leave it as it is;
+  // - the added constraints close a cycle iff y reaches some x through operand edges and base's
+  //   constraints, and such a path only visits nodes that base's least order places between y
+  //   and that x.
+  std::optional<Schedule> order_with(const Constraints& base, const LeastOrder& least, const std::vector<NodeIndex>& before,
+                                     NodeIndex y) const {
+    if (!least.schedule) return std::nullopt;
+    std::size_t last = 0;  // the place of the latest x
+    for (NodeIndex x : before) last = std::max(last, least.position[x]);
+    if (last < least.position[y]) {
+      if (std::find(returned_.begin(), returned_.end(), least.schedule->order) != returned_.end()) return std::nullopt;
+      return least.schedule;
+    }
+    if (reaches_any(least, y, before, last)) return std::nullopt;
+    Constraints extra = base;
+    for (NodeIndex x : before) extra.emplace_back(x, y);
+    return constrained_order(extra);
+  }
+
+  // Whether y reaches a node of `targets` through operand edges and least's constraints,
+  // looking only at nodes least's order places at or before `last`.
+  bool reaches_any(const LeastOrder& least, NodeIndex y, const std::vector<NodeIndex>& targets, std::size_t last) const {
+    if (users_start_.empty()) count_operand_edges();
+    std::vector<char>& seen = seen_;
+    seen.resize(v_.size(), 0);
+    std::vector<NodeIndex>& stack = stack_;
+    std::vector<NodeIndex>& visited = visited_;
+    stack.assign(1, y);
+    visited.assign(1, y);
+    seen[y] = 1;
+    bool found = false;
+    auto visit = [&](NodeIndex u) {
+      if (seen[u] || least.position[u] > last) return;
+      seen[u] = 1;
+      visited.push_back(u);
+      stack.push_back(u);
+    };
+    while (!stack.empty() && !found) {
+      const NodeIndex i = stack.back();
+      stack.pop_back();
+      if (i != y && std::find(targets.begin(), targets.end(), i) != targets.end()) found = true;
+      for (std::size_t k = users_start_[i]; k < users_start_[i + 1]; ++k) visit(users_[k]);
+      for (auto e = std::lower_bound(least.by_first.begin(), least.by_first.end(), std::pair<NodeIndex, NodeIndex>{i, 0});
+           e != least.by_first.end() && e->first == i; ++e)
+        visit(e->second);
+    }
+    for (NodeIndex u : visited) seen[u] = 0;
+    return found;
   }
 
   // A repaired order is worth a CSP when it is new and avoids every failed core (`core`, the
@@ -487,22 +561,28 @@ class ScheduleGenerator {
     // Kahn's algorithm with the ready nodes in a min-heap of rank: linear-logarithmic, where
     // rescanning the ranks for each place was quadratic (a third of phase 2 on AMX programs of
     // 1,000 instructions). A constraint from an unranked node never clears, as before.
-    std::vector<std::size_t> waiting(v_.size(), 0);
-    std::vector<std::vector<NodeIndex>> after(v_.size());
-    for (NodeIndex i : by_rank_)
-      for (NodeIndex o : v_.node(i).operands)
-        if (rank_[o] != kNone) {
-          ++waiting[i];
-          after[o].push_back(i);
-        }
-    for (const auto& [x, y] : extra) {
-      ++waiting[y];
-      after[x].push_back(y);
-    }
-    std::vector<std::size_t> ready;  // ranks, a min-heap
+    // The operand edges are counted once and the work arrays reused: a repair may call this a
+    // thousand times (an overfull core of 33 values has 528 edges, each tried both ways), and
+    // building them per call was 95 ms of each AMX lane-blend graph's phase 2 (compile-time
+    // seed 3, kernel 60).
+    if (users_start_.empty()) count_operand_edges();
+    std::vector<std::size_t>& waiting = waiting_;
+    waiting = base_waiting_;
+    std::vector<std::pair<NodeIndex, NodeIndex>>& extra_by_x = extra_by_x_;
+    extra_by_x.assign(extra.begin(), extra.end());
+    std::sort(extra_by_x.begin(), extra_by_x.end());
+    for (const auto& [x, y] : extra_by_x) ++waiting[y];
+    std::vector<std::size_t>& ready = ready_;  // ranks, a min-heap
+    ready.clear();
     for (std::size_t r = 0; r < by_rank_.size(); ++r)
       if (waiting[by_rank_[r]] == 0) ready.push_back(r);
     std::make_heap(ready.begin(), ready.end(), std::greater<>());
+    auto clear = [&](NodeIndex u) {
+      if (--waiting[u] == 0 && rank_[u] != kNone) {
+        ready.push_back(rank_[u]);
+        std::push_heap(ready.begin(), ready.end(), std::greater<>());
+      }
+    };
     Schedule s;
     s.order.reserve(by_rank_.size());
     while (!ready.empty()) {
@@ -510,14 +590,31 @@ class ScheduleGenerator {
       const NodeIndex i = by_rank_[ready.back()];
       ready.pop_back();
       s.order.push_back(i);
-      for (NodeIndex u : after[i])
-        if (--waiting[u] == 0 && rank_[u] != kNone) {
-          ready.push_back(rank_[u]);
-          std::push_heap(ready.begin(), ready.end(), std::greater<>());
-        }
+      for (std::size_t k = users_start_[i]; k < users_start_[i + 1]; ++k) clear(users_[k]);
+      for (auto e = std::lower_bound(extra_by_x.begin(), extra_by_x.end(), std::pair<NodeIndex, NodeIndex>{i, 0});
+           e != extra_by_x.end() && e->first == i; ++e)
+        clear(e->second);
     }
     if (s.order.size() < by_rank_.size()) return std::nullopt;  // a cycle
     return s;
+  }
+
+  // The ranked nodes' operand edges: how many operands each node waits for, and its users.
+  void count_operand_edges() const {
+    base_waiting_.assign(v_.size(), 0);
+    users_start_.assign(v_.size() + 1, 0);
+    for (NodeIndex i : by_rank_)
+      for (NodeIndex o : v_.node(i).operands)
+        if (rank_[o] != kNone) {
+          ++base_waiting_[i];
+          ++users_start_[o + 1];
+        }
+    for (std::size_t k = 0; k < v_.size(); ++k) users_start_[k + 1] += users_start_[k];
+    users_.assign(users_start_.back(), 0);
+    std::vector<std::size_t> filled(users_start_.begin(), users_start_.end() - 1);
+    for (NodeIndex i : by_rank_)
+      for (NodeIndex o : v_.node(i).operands)
+        if (rank_[o] != kNone) users_[filled[o]++] = i;
   }
 
   bool complete(std::size_t from) {
@@ -549,6 +646,11 @@ class ScheduleGenerator {
   std::vector<LiveRange> last_live_;                          // of the schedule next() returned last
   mutable std::optional<InterferenceGraph> last_graph_;       // its interference graph, once asked for
   std::size_t pruned_ = 0, looked_at_ = 0;
+  // constrained_order's operand edges (users in CSR form) and its work arrays, kept between calls.
+  mutable std::vector<std::size_t> base_waiting_, users_start_, waiting_, ready_;
+  mutable std::vector<NodeIndex> users_, stack_, visited_;
+  mutable std::vector<char> seen_;  // reaches_any's marks, all cleared between calls
+  mutable std::vector<std::pair<NodeIndex, NodeIndex>> extra_by_x_;
 };
 
 }  // namespace act::alloc
