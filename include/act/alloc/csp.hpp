@@ -28,12 +28,12 @@
 // each free class in schedule order, and again most constrained first when that fails) checked
 // against every constraint above; when that fails, the same equalities may prove the CSP
 // unsatisfiable (they fix two interfering values to overlap: that edge is the core; or they
-// contradict each other); otherwise Z3 over linear integer arithmetic: one context per
-// CspSolver (made when first needed) and a fresh plain SMT solver per problem. CSP4 edges are
-// guarded by indicator literals so an unsat answer yields an unsat core: the interference edges
-// it needs, a subgraph for §6.4 pruning (empty: no schedule can succeed). Deterministic by
-// default (random_seed 0, one thread, and a fresh solver per problem so a problem's answer does
-// not depend on the ones solved before it).
+// contradict each other); otherwise Z3 over linear integer arithmetic: a context of the
+// CspSolver's own or the thread's (Z3Context) and a fresh plain SMT solver per problem. CSP4
+// edges are guarded by indicator literals so an unsat answer yields an unsat core: the
+// interference edges it needs, a subgraph for §6.4 pruning (empty: no schedule can succeed).
+// Deterministic by default (random_seed 0, one thread, a fresh solver per problem and a context
+// per CspSolver, so a compile's answers do not depend on the problems solved before it).
 #pragma once
 
 #include <algorithm>
@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -635,10 +636,23 @@ inline std::optional<Assignment> constructive_assignment(const GraphValues& v, c
   return constructive_assignment(v, schedule, interference, equalities);
 }
 
-// The CSPs of one compile's schedules: the Z3 context lives as long as this object, each
-// problem gets its own solver.
+// Where a CspSolver's Z3 context comes from; either way it is made at the first problem that
+// needs Z3, which most compiles never reach (the constructive path and forced_conflict answer
+// them). Z3's answers depend on the problems a context solved before (it recycles term ids and
+// breaks ties by them), so only a context of the solver's own makes a compile's program
+// independent of the compiles before it on the same thread. A context allocates about 19 MB of
+// tables: on a VM, tens of ms of page faults at each compile that needs Z3 (QKV compile_time
+// seed 1 kernels 21 and 65: +38 ms each), which one context kept per thread saves.
+enum class Z3Context {
+  PerSolver,  // reproducible: a compile's CSP answers depend on that compile alone
+  PerThread,  // fast: shared by every CspSolver of the thread, for compiles that are timed anyway
+};
+
+// The CSPs of one compile's schedules; each problem gets its own Z3 solver.
 class CspSolver {
  public:
+  explicit CspSolver(Z3Context source = Z3Context::PerSolver) : source_(source) {}
+
   CspResult solve(const GraphValues& v, const Schedule& schedule, const InterferenceGraph& interference,
                   const CspOptions& options = {}) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -763,7 +777,7 @@ class CspSolver {
     for (const auto& [a, b] : interference) {
       z3::expr any = context().bool_val(false);
       for (std::size_t d = 0; d < v.length[a].size(); ++d) {
-        // a's needed part, b's window (no `+ 0` term: a reused context answers the same terms alike)
+        // a's needed part, b's window (no `+ 0` term: the terms, so the answers, of before needed parts)
         const z3::expr needed = v.needed_begin[a][d] ? e.start[a][d] + num(v.needed_begin[a][d]) : e.start[a][d];
         any = any || (needed + num(v.needed_length[a][d]) <= e.start[b][d]) || (e.start[b][d] + num(v.footprint[b][d]) <= needed);
       }
@@ -876,17 +890,16 @@ class CspSolver {
     }
   }
 
-  // One context per thread, created at the first problem that needs Z3 and kept for every
-  // later compile on the thread. A context takes about 19 MB: about 50 ms of page faults in a
-  // fresh process, and most compiles never ask Z3 (the constructive path and forced_conflict
-  // answer them), so it is not made up front. Made per compile, it cost its pages again at
-  // every compile that needed it (a fresh context per CspSolver: 8 % of a QKV compile_time
-  // compile). Sharing it is safe because every problem gets a fresh solver and names its
-  // constants afresh: a reused context answers the same terms alike (see solve_z3).
-  static z3::context& context() {
-    thread_local z3::context ctx;
-    return ctx;
+  z3::context& context() {
+    if (source_ == Z3Context::PerThread) {
+      thread_local z3::context shared;
+      return shared;
+    }
+    if (!own_) own_ = std::make_unique<z3::context>();
+    return *own_;
   }
+  Z3Context source_;
+  std::unique_ptr<z3::context> own_;  // PerSolver: made at the first problem that needs Z3
 };
 
 }  // namespace act::alloc

@@ -115,6 +115,8 @@ class CandidateStream {
     const auto t0 = Clock::now();
     state_->context.isa = isa;
     state_->context.image = options_.image;
+    // A deterministic compile's program must not depend on the compiles before it either.
+    state_->solver = alloc::CspSolver(options_.deterministic ? alloc::Z3Context::PerSolver : alloc::Z3Context::PerThread);
     state_->explorer = std::make_unique<select::GroupExplorer>(state_->context, kernel);
     stats_.init_seconds = backend_detail::seconds_since(t0);
     for (std::size_t g = 0; g < state_->explorer->size(); ++g) stats_.initial_enodes += state_->explorer->group(g).graph->num_nodes();
