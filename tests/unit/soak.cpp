@@ -740,6 +740,18 @@ TEST_CASE("regression amx_transpose_of_maximum_over_halves: a value offered as e
   CHECK(outcome.statistics.enodes < 60'000);
 }
 
+TEST_CASE("regression amx_transpose_of_output_piece: a slice's view is based on the input below it, past the "
+          "output's rows", "[soak][regression]") {
+  // p0's transpose beside an output concat(p0, p0): the view rule's first three bases for the
+  // lane blends' element reads were all the output's rows, so the lane-blend attempt saturated
+  // without a program (15 iterations; the unshrunk kernel took 2-3.5 s). A slice whose first
+  // bases hold no input is now based on the first input below it (view_rules.hpp): 5
+  // iterations, the same 548 instructions.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Amx>("amx_transpose_of_output_piece", 60.0, 12, true);
+  CHECK(outcome.statistics.iterations <= 8);
+  CHECK(outcome.result->program.instructions.size() <= 548);
+}
+
 TEST_CASE("regression amx_reshape_round_trip_beside_blends: reshape(reshape(x)) of x's shape is x",
           "[soak][regression]") {
   // Two lane-blend transposes beside [32,16] -> [16,32] -> [32,16]: with the round trip built
