@@ -113,7 +113,7 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
       if (below == views.end() && op.opcode == hlo::Opcode::Slice) {
         // Only slices, and only the views on the path to the input: up to twelve whole views for
         // every movement node without an input base cost AMX compile_time seed 3 kernel 60 about
-        // 25 ms more rewriting (a fifth) and a bigger e-graph, for the same programs.
+        // 25 ms more rewriting (a quarter) and a bigger e-graph, for the same programs.
         std::vector<Id> path;
         std::size_t budget = 64;
         if (auto input = view_rule_detail::first_input_view(g, *ctx, child, 6, path, budget)) {
