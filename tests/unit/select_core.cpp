@@ -740,6 +740,30 @@ TEST_CASE("constant folding: a folded value stays with its class while the e-gra
   CHECK(fold(reshaped) == -1);
 }
 
+TEST_CASE("constant folding: a chain of constant classes is evaluated an operator at a time") {
+  // Folding the top of a chain first, then each class below it (the order a request graph may
+  // ask in), evaluates each negate once: the classes below enter each term as constants. A whole
+  // term per class would evaluate the chain's operators 210 times (1 + 2 + ... + 20).
+  SelectionContext c = qkv_context();
+  TensorGraph g{TensorAnalysis(&c)};
+  TensorBuilder b(g, c);
+  Literal values(Shape(DType::s32, {2, 2}));
+  for (std::int64_t k = 0; k < 4; ++k) values.set_int(k, k + 1);
+  std::vector<egraph::Id> chain{b.constant(values)};
+  constexpr int kLength = 20;
+  for (int k = 0; k < kLength; ++k) chain.push_back(b.op(Opcode::Negate, NodeAttributes{}, {chain.back()}));
+  g.rebuild();
+  ConstantFolder fold(g, c);
+  for (int k = kLength; k >= 1; --k) {
+    const std::int64_t index = fold(chain[static_cast<std::size_t>(k)]);
+    REQUIRE(index >= 0);
+    const std::int64_t sign = k % 2 == 0 ? 1 : -1;
+    for (std::int64_t e = 0; e < 4; ++e) CHECK(c.constants[index].get_int(e) == sign * (e + 1));
+  }
+  // Each fold: one negate of 4 elements over a 4-element constant.
+  CHECK(fold.elements_evaluated() <= 2 * 4 * kLength);
+}
+
 namespace {
 // The child class of the node of `cls` with `opcode` (one child), or kNoId.
 egraph::Id movement_child(const TensorGraph& g, egraph::Id cls, Opcode opcode) {

@@ -3,7 +3,8 @@
 // A kernel output computed from constants only (the lifted semantics of a broadcast immediate:
 // reduce(broadcast(1)) * 65536 + ...) is a constant class whose members are operators. The
 // extractor can use it as a constant leaf once its value is known, so the folder evaluates one
-// of its constant-only terms with the reference interpreter. The term must be acyclic: an
+// of its constant-only terms with the reference interpreter, a node at a time: the node's
+// child classes are folded first and enter its term as constants. The term must be acyclic: an
 // e-class may contain reshape(reshape(itself)), so each class gets the height of its shortest
 // constant-only term (a fixpoint over the e-graph) and the folder always picks a node whose
 // children are strictly lower.
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include "act/core/error.hpp"
@@ -43,6 +45,9 @@ class ConstantFolder {
 
   static constexpr std::int64_t kMaxFoldedElements = std::int64_t{1} << 22;
 
+  // The work spent so far: elements the interpreter computed (see the header comment).
+  std::int64_t elements_evaluated() const { return elements_evaluated_; }
+
  private:
   std::int64_t fold(egraph::Id cls) {
     // A term evaluates at least its root's elements: a class larger than what is left of the
@@ -50,9 +55,25 @@ class ConstantFolder {
     // folds on a Gemmini sound-soak kernel failed so, with one element of the budget left).
     const Shape& type = graph_->data(cls).type;
     if (!type.is_tuple && type.element_count() > kMaxFoldedElements - elements_evaluated_) return -1;
+    // The chosen node's children first, so this fold evaluates one operator over their values:
+    // evaluating every class's whole term again from the pool's constants was most of the
+    // folding's cost (Gemmini's scaled loads nest constant chains).
+    const egraph::Id root = lowest_node(cls);
+    for (egraph::Id child : graph_->node(root).children) {
+      child = graph_->find(child);
+      const auto height = heights_.find(child);  // 0: the class holds a Constant e-node itself
+      if (child == cls || height == heights_.end() || height->second == 0 || folded_.contains(child)) continue;
+      const std::int64_t index = fold(child);
+      folded_[child] = index;
+    }
+    const KnownConstant known = [this](egraph::Id c) -> std::optional<std::int64_t> {
+      const auto it = folded_.find(graph_->find(c));
+      if (it == folded_.end() || it->second < 0) return std::nullopt;
+      return it->second;
+    };
     auto choose = [this](const TensorGraph& graph, egraph::Id c) { return lowest_node(graph.find(c)); };
     try {
-      const TermModule term = term_to_hlo(*graph_, *context_, lowest_node(cls), choose);
+      const TermModule term = term_to_hlo(*graph_, *context_, root, choose, &known);
       if (!term.inputs.empty()) return -1;
       const auto& instructions = term.module.entry_computation().instructions;
       std::int64_t work = 0;

@@ -3,13 +3,15 @@
 // instruction (a DAG). Input nodes become parameters u8[bytes] (parameter k ↔ inputs[k]),
 // Constant nodes constants from the ConstantTable, Operators the HLO instruction with the class
 // type, SliceH/ConcatH plain slice/concatenate. Pii and Undefined nodes are not expanded
-// (Unsupported).
+// (Unsupported). A class whose value the caller already knows (`known`: its constant-pool
+// index) becomes that constant instead of a term.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -32,6 +34,9 @@ using NodeChoice = std::function<egraph::Id(const TensorGraph&, egraph::Id cls)>
 
 inline egraph::Id smallest_node(const TensorGraph& g, egraph::Id cls) { return g.class_nodes(cls).front(); }
 
+// The constant-pool index of a class's value when the caller knows it, else nullopt.
+using KnownConstant = std::function<std::optional<std::int64_t>(egraph::Id cls)>;
+
 namespace term_detail {
 
 inline hlo::Opcode reduce_opcode(ReduceKind k) {
@@ -51,6 +56,7 @@ struct Converter {
   const TensorGraph& g;
   const SelectionContext& ctx;
   const NodeChoice& choose;
+  const KnownConstant* known;  // may be null
   hlo::Module& module;
   std::vector<hlo::Instruction> instructions;
   std::vector<int> parameters;
@@ -136,6 +142,16 @@ struct Converter {
     if (auto it = done.find(cls); it != done.end()) return it->second;
     if (std::find(in_progress.begin(), in_progress.end(), cls) != in_progress.end())
       throw Error(ErrorKind::Internal, fmt::format("term_to_hlo: the chosen nodes form a cycle through class {}", cls));
+    if (known)
+      if (const auto id = (*known)(cls)) {
+        hlo::Instruction instr;
+        instr.shape = g.data(cls).type;
+        instr.opcode = hlo::Opcode::Constant;
+        instr.literal = ctx.constants[*id];
+        const int index = emit(std::move(instr));
+        done.emplace(cls, index);
+        return index;
+      }
     in_progress.push_back(cls);
     const int index = node(choose(g, cls), cls);
     in_progress.pop_back();
@@ -146,12 +162,13 @@ struct Converter {
 
 }  // namespace term_detail
 
-// The term rooted at e-node `root_node`; child classes resolved by `choose`.
+// The term rooted at e-node `root_node`; child classes resolved by `choose`, or by `known`
+// when it names their value.
 inline TermModule term_to_hlo(const TensorGraph& g, const SelectionContext& ctx, egraph::Id root_node,
-                              const NodeChoice& choose = smallest_node) {
+                              const NodeChoice& choose = smallest_node, const KnownConstant* known = nullptr) {
   TermModule out;
   out.module.name = "term";
-  term_detail::Converter c{g, ctx, choose, out.module, {}, {}, {}, {}, {}, {}};
+  term_detail::Converter c{g, ctx, choose, known, out.module, {}, {}, {}, {}, {}, {}};
   // The root's own class is not marked in progress: a node may use its own class (copy(x) in
   // x's class) as long as the choice there picks another node.
   const int root = c.node(root_node, g.find(root_node));
