@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -57,18 +58,25 @@ class ConstantFolder {
     if (!type.is_tuple && type.element_count() > kMaxFoldedElements - elements_evaluated_) return -1;
     // The chosen node's children first, so this fold evaluates one operator over their values:
     // evaluating every class's whole term again from the pool's constants was most of the
-    // folding's cost (Gemmini's scaled loads nest constant chains).
+    // folding's cost (Gemmini's scaled loads nest constant chains). Only values no larger than
+    // this class enter its term so: a row slice of a folded s32[4096,64] iota would copy the
+    // whole iota into its term (and the interpreter again), where computing the iota costs no
+    // more, and 1,024 row slices did that until the budget ran out.
+    const std::int64_t own = type.is_tuple ? std::numeric_limits<std::int64_t>::max() : type.element_count();
+    const auto small_enough = [this, own](egraph::Id c) { return graph_->data(c).type.is_tuple || graph_->data(c).type.element_count() <= own; };
     const egraph::Id root = lowest_node(cls);
     for (egraph::Id child : graph_->node(root).children) {
       child = graph_->find(child);
       const auto height = heights_.find(child);  // 0: the class holds a Constant e-node itself
-      if (child == cls || height == heights_.end() || height->second == 0 || folded_.contains(child)) continue;
+      if (child == cls || height == heights_.end() || height->second == 0 || folded_.contains(child) || !small_enough(child))
+        continue;
       const std::int64_t index = fold(child);
       folded_[child] = index;
     }
-    const KnownConstant known = [this](egraph::Id c) -> std::optional<std::int64_t> {
-      const auto it = folded_.find(graph_->find(c));
-      if (it == folded_.end() || it->second < 0) return std::nullopt;
+    const KnownConstant known = [this, small_enough](egraph::Id c) -> std::optional<std::int64_t> {
+      c = graph_->find(c);
+      const auto it = folded_.find(c);
+      if (it == folded_.end() || it->second < 0 || !small_enough(c)) return std::nullopt;
       return it->second;
     };
     auto choose = [this](const TensorGraph& graph, egraph::Id c) { return lowest_node(graph.find(c)); };
