@@ -265,6 +265,14 @@ TEST_CASE("module 1: float transposes that another transpose undoes are told apa
         std::pair<std::size_t, std::size_t>{3, 1});
   // The inner transpose read by something else is still needed.
   CHECK(count(twice + "  ROOT %r = f32[16,16] add(%t2, %t1)\n") == std::pair<std::size_t, std::size_t>{2, 1});
+  // A transpose with a dimension of 1 moves no bytes; a transpose of an outer product is the
+  // outer product of the swapped operands. A transpose of a dot contracting 16 is kept.
+  const std::string column = "  %col = f32[16,1] slice(%p0), slice={[0:16], [0:1]}\n"
+                             "  %row = f32[1,16] transpose(%col), dimensions={1,0}\n";
+  CHECK(count(column + "  %o = f32[16,16] dot(%col, %row), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+                       "  ROOT %t = f32[16,16] transpose(%o), dimensions={1,0}\n") == std::pair<std::size_t, std::size_t>{2, 0});
+  CHECK(count("  %d = f32[16,16] dot(%p0, %p0), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+              "  ROOT %t = f32[16,16] transpose(%d), dimensions={1,0}\n") == std::pair<std::size_t, std::size_t>{1, 1});
 }
 
 TEST_CASE("module 1: intermediate dots are offered in row pieces only when asked") {

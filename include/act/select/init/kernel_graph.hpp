@@ -307,7 +307,12 @@ inline bool of_one_value_twice(const hlo::Instruction& inst, const std::vector<I
 // of one value (f(x), f(x, x), clamp(lo, x, hi) with scalar bounds): transpose(clamp(transpose(x)))
 // is clamp(x) once the axioms push the outer transpose inward. The inner transpose is undone too
 // when nothing else reads it or the values between. Such kernels need no transpose built (the
-// group explorer then keeps the usual order of attempts).
+// group explorer then keeps the usual order of attempts). Nor do two more kinds, counted as
+// undone: a transpose with a dimension of 1, whose bytes are its operand's, and a transpose of
+// an outer product (a dot contracting one element), which dot-swap-operands turns into the
+// outer product of the swapped operands, vectors whose transposes move no bytes either (the
+// AVX outer product stored in [16,16] tiles started with the lane blends' attempts and spent
+// 3.5 of its 5 s on them).
 inline std::vector<bool> transposes_undone(const hlo::Computation& entry, const std::vector<bool>& needed) {
   using hlo::Opcode;
   const std::size_t n = entry.instructions.size();
@@ -336,9 +341,26 @@ inline std::vector<bool> transposes_undone(const hlo::Computation& entry, const 
     }
     return x >= 0 && inst.shape.same_type(entry.instructions[static_cast<std::size_t>(x)].shape) ? x : -1;
   };
+  const auto moves_no_bytes = [&](std::size_t i) {
+    const auto& dims = entry.instructions[i].shape.dims;
+    return std::ranges::find(dims, std::int64_t{1}) != dims.end();
+  };
+  const auto outer_product = [&](int v) {
+    if (v < 0) return false;
+    const hlo::Instruction& d = entry.instructions[static_cast<std::size_t>(v)];
+    if (d.opcode != Opcode::Dot || d.shape.rank() != 2 || !d.dot.lhs_batch.empty() || d.operands.empty()) return false;
+    const auto& lhs = entry.instructions[static_cast<std::size_t>(d.operands[0])].shape.dims;
+    std::int64_t contracted = 1;
+    for (std::int64_t c : d.dot.lhs_contracting) contracted *= lhs.at(static_cast<std::size_t>(c));
+    return contracted == 1;
+  };
   std::vector<bool> undone(n, false), undoes(n, false);  // undoes: the outer transpose of a pair
   for (std::size_t i = 0; i < n; ++i) {
     if (!needed[i] || !transpose_2d(i)) continue;
+    if (moves_no_bytes(i) || outer_product(entry.instructions[i].operands[0])) {
+      undone[i] = true;
+      continue;
+    }
     std::vector<std::size_t> between;
     int v = entry.instructions[i].operands[0];
     while (v >= 0 && !transpose_2d(static_cast<std::size_t>(v))) {
