@@ -545,6 +545,16 @@ TEST_CASE("regression qkv_spill_424242: phase 2 spills and reloads, the program 
   }
 }
 
+TEST_CASE("regression qkv_split_through_concat: a value a concat^H reads is split with the concat's other operands",
+          "[soak][regression]") {
+  // Three outputs of chained 64x64 products whose gemm operands are concatenates of two 32-row
+  // values: phase 2's unsat cores named only values read through those concat^H, which the
+  // live-range split used to leave alone, and the compile timed out (extraction then searched
+  // billions of steps for a third graph). Deterministic, so the outcome is the same on any load.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Qkv>("qkv_split_through_concat", 60.0, 3, true);
+  CHECK(outcome.statistics.live_range_splits > 0);
+}
+
 TEST_CASE("regression amx_row_broadcast_32: act compile finds the row-by-row program", "[soak][regression]") {
   // The 32-operand concatenate used to enter the e-graph as a 31-deep chain while the output
   // split stopped at 128-byte pieces: the e-graph hit its node limit before any pii graph.

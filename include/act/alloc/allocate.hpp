@@ -37,6 +37,10 @@ struct AllocateOptions {
   std::size_t max_splits = 64;
   std::size_t schedules_per_split = 8;
   std::size_t max_orders = kDefaultMaxOrders;  // orders looked at per graph version (schedule.hpp)
+  // Live-range splits may copy the other operands of a concat^H that reads the value
+  // (live_range_split.hpp). The backend first allocates each graph without them, and gives the
+  // graphs that needed them a second attempt later (codegen/backend.hpp).
+  bool split_through_concat = true;
   // No schedule is tried after it, and each Z3 call gets at most the time left (the compile's
   // deadline: a per-call timeout alone let 64 schedules take 64 budgets).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
@@ -60,6 +64,9 @@ struct AllocateResult {
   Schedule schedule;                    // the schedule that succeeded
   std::optional<Assignment> assignment;
   std::string message;                  // why it failed (empty on success)
+  // Failed, and some live-range split was refused only because AllocateOptions::
+  // split_through_concat was off: an attempt with it may allocate the graph.
+  bool concat_split_refused = false;
   AllocateStats stats;
   std::optional<select::PiiGraph> graph;  // the graph allocated, when phase 2 split live ranges
 
@@ -391,7 +398,8 @@ inline AllocateResult allocate_graph(const select::PiiGraph& graph, const isa::I
     // only involves values that cannot leave their buffer).
     std::optional<LiveRangeSplit> next;
     for (std::size_t k = a.failures.size(); k-- > 0 && !next;)
-      next = split_live_range(values, a.failures[k].first, a.failures[k].second, spills);
+      next = split_live_range(values, a.failures[k].first, a.failures[k].second, spills, options.split_through_concat,
+                              &result.concat_split_refused);
     if (!next) {
       if (a.hopeless) break;
       // Nothing to split: every order of this graph, as phase 2 did before splitting.
@@ -446,6 +454,7 @@ inline AllocateResult allocate(const select::PiiGraph& graph, const isa::IsaView
   separate.stats = allocate_detail::combined(std::move(shared.stats), separate.stats);
   if (!separate.program) {
     shared.stats = separate.stats;
+    shared.concat_split_refused = shared.concat_split_refused || separate.concat_split_refused;
     return shared;
   }
   if (!separate.graph) separate.graph = std::move(apart);

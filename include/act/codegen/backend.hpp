@@ -146,8 +146,31 @@ class CandidateStream {
 
   // The next candidate, or nothing when the enumeration is over or `deadline` has passed (checked
   // between pii graphs and between schedules; every Z3 call gets at most the time left).
+  // Graphs whose allocation failed where a live-range split through a concat^H was refused
+  // wait in deferred_ for an attempt with such splits (alloc::AllocateOptions::
+  // split_through_concat): when the enumeration is over, or as soon as kDeferredBeforeRetry of
+  // them failed before any candidate. Those splits copy a concat^H's other operands, so they
+  // can allocate a graph the cheap repairs cannot (QKV regression qkv_split_through_concat:
+  // none of its graphs allocated otherwise, and the compile timed out), but tried at once they
+  // made a first graph that phase 2 used to give up on quickly cost 0.9 s of CSPs for a
+  // 109-instruction program while the next graphs allocate at once (qkv_schedule_search_capped).
+  static constexpr std::size_t kDeferredBeforeRetry = 2;
+
   std::optional<Candidate> next(Clock::time_point deadline = Clock::time_point::max()) {
-    while (!exhausted_ && !timed_out_ && !stopped_) {
+    for (;;) {
+      if (!deferred_.empty() && (exhausted_ || (found_ == 0 && deferred_.size() >= kDeferredBeforeRetry)))
+        while (!deferred_.empty()) {
+          if (Clock::now() >= deadline) return std::nullopt;
+          select::PiiGraph graph = std::move(deferred_.front());
+          deferred_.erase(deferred_.begin());
+          if (std::optional<Candidate> c = allocate(std::move(graph), deadline, true)) {
+            --stats_.allocation_failures;  // counted when it was deferred
+            state_->explorer->note_allocated();
+            ++found_;
+            return c;
+          }
+        }
+      if (exhausted_ || timed_out_ || stopped_) return std::nullopt;
       if (Clock::now() >= deadline) return std::nullopt;
       const auto t0 = Clock::now();
       std::optional<select::PiiGraph> graph = state_->explorer->next(deadline);
@@ -163,15 +186,15 @@ class CandidateStream {
         if (!state_->explorer->timed_out() && !clock_cut) exhausted_ = true;
         else if (Clock::now() >= deadline_ || (clock_cut && Clock::now() < deadline)) timed_out_ = true;
         else stopped_ = true;
-        break;
+        continue;  // an enumeration that is over leaves the deferred graphs their attempt
       }
       ++stats_.pii_graphs;
-      if (std::optional<Candidate> c = allocate(std::move(*graph), deadline)) {
+      if (std::optional<Candidate> c = allocate(std::move(*graph), deadline, false)) {
         state_->explorer->note_allocated();
+        ++found_;
         return c;
       }
     }
-    return std::nullopt;
   }
 
   bool exhausted() const { return exhausted_; }
@@ -334,10 +357,13 @@ class CandidateStream {
       failures_.push_back(std::move(message));
   }
 
-  std::optional<Candidate> allocate(select::PiiGraph graph, Clock::time_point deadline) {
-    graph = alloc::fold_slices_of_concats(graph);
+  // `through_concat`: the deferred attempt (see next()); without it, a graph that failed where
+  // such a split was refused goes to deferred_.
+  std::optional<Candidate> allocate(select::PiiGraph extracted, Clock::time_point deadline, bool through_concat) {
+    select::PiiGraph graph = alloc::fold_slices_of_concats(extracted);
     graph = alloc::rematerialise_in_place_generators(graph, state_->context.isa);
     alloc::AllocateOptions options = options_.allocate;
+    options.split_through_concat = through_concat && options.split_through_concat;
     // The earlier of the caller's deadline (the heuristic's) and the compile's bounds every
     // schedule and every Z3 call of this graph (a per-call limit in options.allocate still applies).
     options.deadline = std::min({options.deadline, deadline, deadline_});
@@ -346,7 +372,7 @@ class CandidateStream {
       r = alloc::allocate(graph, state_->context.isa, state_->context.constants, image(), state_->solver, options);
     } catch (const Error& e) {
       // The graph does not fit the ISA or the kernel image (values.hpp): try the next one.
-      record_failure(e.what());
+      if (!through_concat) record_failure(e.what());
       return std::nullopt;
     }
     stats_.schedules_tried += r.stats.schedules_tried;
@@ -354,7 +380,9 @@ class CandidateStream {
     stats_.csp_seconds += r.stats.solve_seconds;
     stats_.schedule_emit_seconds += std::max(0.0, r.stats.seconds - r.stats.solve_seconds);
     if (!r) {
+      if (through_concat) return std::nullopt;  // counted and recorded when it was deferred
       record_failure(r.message);
+      if (r.concat_split_refused && options_.allocate.split_through_concat) deferred_.push_back(std::move(extracted));
       return std::nullopt;
     }
     stats_.live_range_splits += r.stats.live_range_splits;
@@ -376,6 +404,8 @@ class CandidateStream {
   double explorer_seconds_ = 0;
   Clock::time_point deadline_;  // the constructor's (hard) deadline
   bool stopped_ = false;        // phase 1 stopped at a caller's earlier deadline (for good)
+  std::vector<select::PiiGraph> deferred_;  // see next()
+  std::size_t found_ = 0;                   // candidates returned
   bool exhausted_ = false;
   bool timed_out_ = false;
 };
