@@ -275,6 +275,39 @@ TEST_CASE("module 1: float transposes that another transpose undoes are told apa
               "  ROOT %t = f32[16,16] transpose(%d), dimensions={1,0}\n") == std::pair<std::size_t, std::size_t>{1, 1});
 }
 
+TEST_CASE("module 1: narrowed products only the narrowing rules compute are counted") {
+  // convert<s8>(dot<s32>(...)) counts when an operand is no widened s8 (an s32 parameter, a
+  // product): no Gemmini instruction computes that dot, but matmul8 computes its low byte.
+  const auto count = [](const std::string& body, isa::IsaView isa) {
+    const auto kernel = hlo::parse_module("HloModule m\n\nENTRY %main (p0: s8[16,16], p1: s32[16,16]) -> s8[16,16] {\n"
+                                          "  %p0 = s8[16,16] parameter(0)\n  %p1 = s32[16,16] parameter(1)\n"
+                                          "  %w = s32[16,16] convert(%p0)\n" + body + "}\n");
+    SelectionContext c;
+    c.isa = isa;
+    TensorGraph g{TensorAnalysis(&c)};
+    return add_kernel(g, c, kernel).narrowed_products;
+  };
+  const auto gemmini = isa::view<isa::Gemmini>();
+  const std::string raw = "  %d = s32[16,16] dot(%w, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
+  CHECK(count(raw + "  ROOT %r = s8[16,16] convert(%d)\n", gemmini) == 1);
+  // Through a reshape round trip too (the convert reads the dot's elements).
+  CHECK(count(raw + "  %r1 = s32[8,32] reshape(%d)\n  %r2 = s32[16,16] reshape(%r1)\n  ROOT %r = s8[16,16] convert(%r2)\n",
+              gemmini) == 1);
+  // A product of a product: no operand is widened.
+  CHECK(count("  %e = s32[16,16] dot(%w, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+              "  %d = s32[16,16] dot(%e, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+              "  ROOT %r = s8[16,16] convert(%d)\n",
+              gemmini) == 1);
+  // Both operands widened s8: matmul32 computes the dot as it is.
+  CHECK(count("  %d = s32[16,16] dot(%w, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+              "  ROOT %r = s8[16,16] convert(%d)\n",
+              gemmini) == 0);
+  // Not narrowed: the s32 product stays an s32 value.
+  CHECK(count(raw + "  %n = s8[16,16] convert(%p1)\n  ROOT %r = s8[16,16] add(%n, %p0)\n", gemmini) == 0);
+  // AMX computes no s8 dot of operands as they are, so narrowing cannot help there.
+  CHECK(count(raw + "  ROOT %r = s8[16,16] convert(%d)\n", isa::view<isa::Amx>()) == 0);
+}
+
 TEST_CASE("module 1: intermediate dots are offered in row pieces only when asked") {
   // attention.hlo: the first dot (Q . K^T, 64 rows) is read by exponential; the second is the
   // output, which is not an intermediate.

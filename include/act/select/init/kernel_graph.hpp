@@ -38,6 +38,7 @@
 #include "act/select/init/output_split.hpp"
 #include "act/select/ir/builder.hpp"
 #include "act/select/ir/tensor_graph.hpp"
+#include "act/select/rules/axioms/dot.hpp"
 #include "act/select/rules/axioms/transpose_by_lanes.hpp"
 #include "act/select/rules/split_sizes.hpp"
 #include "act/sim/kernel_image.hpp"
@@ -56,6 +57,7 @@ struct InitialGraph {
   std::size_t intermediate_dot_rows = 0;  // intermediate dots that intermediate_pieces would offer in pieces
   std::size_t transposed_intermediate_dots = 0;  // ... of them, those that contract an operand's rows (p0 . p1^T)
   std::size_t narrowing_converts = 0;     // converts of an integer to a narrower integer
+  std::size_t narrowed_products = 0;      // ... of them, those only narrowing-convert-of-dot computes (narrowed_products)
   std::size_t float_transposes = 0;       // rank-2 transposes of floats (transpose-by-lane-blends)
   std::size_t float_transposes_kept = 0;  // ... of them, those no other transpose undoes (transposes_undone)
   std::size_t computed_transposed = 0;    // computed values those transpose (computed_transposed_values)
@@ -181,6 +183,40 @@ inline std::vector<std::size_t> computed_transposed_values(const hlo::Computatio
       found.push_back(o);
   }
   return found;
+}
+
+// The value below `value`'s layout changes (reshape, transpose, copy, one-operand slices): what
+// a convert above them reads element for element.
+inline std::size_t through_layout_changes(const hlo::Computation& entry, std::size_t value) {
+  for (;;) {
+    const hlo::Instruction& inst = entry.instructions[value];
+    const bool layout = inst.opcode == hlo::Opcode::Reshape || inst.opcode == hlo::Opcode::Transpose ||
+                        inst.opcode == hlo::Opcode::Copy || inst.opcode == hlo::Opcode::Slice;
+    if (!layout || inst.operands.size() != 1) return value;
+    value = static_cast<std::size_t>(inst.operands[0]);
+  }
+}
+
+// Whether convert `inst` narrows an integer dot that only narrowing-convert-of-dot
+// (axioms/dot.hpp) lets an instruction compute: convert<T>(dot<U>(a, b)), T narrower than U,
+// with an operand that is no integer widened from at most T's width (the rule's condition,
+// narrowing_pays), on an ISA that computes T dots of operands as they are. No instruction
+// computes such a U dot itself (Gemmini's s32 dots widen s8 operands; an s32 parameter or
+// another product is no such operand), so only the attempts with the narrowing rules
+// (SelectionContext::last_retry) can find a program for it (Gemmini sound soaks: p1 . p2 of an
+// s32 parameter p2, stored as s8, which matmul8 computes from p2's low bytes).
+inline bool narrows_uncomputed_product(const hlo::Computation& entry, const hlo::Instruction& inst, const axiom_detail::IsaDotTypes& dots) {
+  if (inst.opcode != hlo::Opcode::Convert || inst.operands.size() != 1 || dots.any) return false;
+  const DType to = inst.shape.dtype;
+  const hlo::Instruction& dot = entry.instructions[through_layout_changes(entry, static_cast<std::size_t>(inst.operands[0]))];
+  if (dot.opcode != hlo::Opcode::Dot || !is_integer_narrowing(dot.shape.dtype, to) || !dots.allows(to)) return false;
+  const auto widened = [&](int operand) {
+    const hlo::Instruction& o = entry.instructions[through_layout_changes(entry, static_cast<std::size_t>(operand))];
+    if (o.opcode != hlo::Opcode::Convert || o.operands.empty()) return false;
+    const DType from = entry.instructions[static_cast<std::size_t>(o.operands[0])].shape.dtype;
+    return is_integer(from) && from != DType::pred && bit_width(from) <= bit_width(to);
+  };
+  return !std::ranges::all_of(dot.operands, widened);
 }
 
 // Whether `value` is a kernel input or rows sliced from one (through reshape round trips).
@@ -623,6 +659,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     if (!canonical || reads_transpose) ++result.transposed_intermediate_dots;
   }
   const std::vector<bool> undone = init_detail::transposes_undone(entry, needed);
+  const axiom_detail::IsaDotTypes dot_types = axiom_detail::isa_dot_types(context.isa);
   for (std::size_t i = 0; i < entry.instructions.size(); ++i) {
     const hlo::Instruction& inst = entry.instructions[i];
     if (needed[i] && init_detail::is_float_transpose_2d(inst)) {
@@ -632,6 +669,7 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     if (!needed[i] || inst.opcode != Opcode::Convert || inst.operands.empty()) continue;
     const DType from = entry.instructions[static_cast<std::size_t>(inst.operands[0])].shape.dtype, to = inst.shape.dtype;
     if (is_integer_narrowing(from, to)) ++result.narrowing_converts;
+    if (init_detail::narrows_uncomputed_product(entry, inst, dot_types)) ++result.narrowed_products;
   }
   if (intermediate_pieces) init_detail::offer_intermediate_bytes(b, entry, value, dots);
   const std::vector<std::size_t> transposed = init_detail::computed_transposed_values(entry, needed, undone);
