@@ -57,7 +57,7 @@ struct InitialGraph {
   std::size_t intermediate_dot_rows = 0;  // intermediate dots that intermediate_pieces would offer in pieces
   std::size_t transposed_intermediate_dots = 0;  // ... of them, those that contract an operand's rows (p0 . p1^T)
   std::size_t narrowing_converts = 0;     // converts of an integer to a narrower integer
-  std::size_t narrowed_products = 0;      // ... of them, those only narrowing-convert-of-dot computes (narrowed_products)
+  std::size_t narrowed_products = 0;      // ... of them, those of a product only narrowing-convert-of-dot computes
   std::size_t float_transposes = 0;       // rank-2 transposes of floats (transpose-by-lane-blends)
   std::size_t float_transposes_kept = 0;  // ... of them, those no other transpose undoes (transposes_undone)
   std::size_t computed_transposed = 0;    // computed values those transpose (computed_transposed_values)

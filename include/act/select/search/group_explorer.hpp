@@ -38,10 +38,10 @@
 // usual sequence follow, from a first attempt without them (usual_attempts).
 // Likewise a group that transposes a float which only lane blends build starts with the last
 // retry's rules, at the full node limit (blends_transposes_first), and so does a group that
-// narrows an integer product only the narrowing axioms compute (narrowing_first). When that attempt finds
-// nothing and the group transposes a computed value, the attempt is made once more with each
-// element of that value also offered as 4 bytes of its stored rows (add_kernel's element
-// bytes, SelectionContext::element_bytes): the blends then broadcast it from HBM, where
+// narrows an integer product only the narrowing axioms compute (narrowing_first). When the
+// blends' attempt finds nothing and the group transposes a computed value, it is made once
+// more with each element of that value also offered as 4 bytes of its stored rows (add_kernel's
+// element bytes, SelectionContext::element_bytes): the blends then broadcast it from HBM, where
 // otherwise only its operands' elements could be broadcast (through broadcast-of-<op>, which
 // the last retries leave out) or none. Offered in the first attempt already, they found
 // longer programs first for 6 of the AMX compile-time set's 95 programs (kernel 27: 529
