@@ -147,6 +147,7 @@ class GroupExplorer {
     bool in_last_retries = false;                   // the current attempt was made by retry_last
     bool element_bytes = false;                     // module 1 offers transposed values' elements as bytes
     bool element_bytes_switched = false;            // the blends-first attempt was made again with them (or without)
+    bool pieces_without_narrowing = false;          // the pieces-first attempts had the narrowing rules; now they have not
     bool usual_after_pieces = false;                // ... now the usual ones, without the last retries
     int last_retries = 0;                           // attempts made by retry_last
     std::unique_ptr<WholeOutputAttempt> whole_outputs;  // the first attempt, when retried for pieces
@@ -181,6 +182,16 @@ class GroupExplorer {
       // their pieces (see the header comment). Module 1 takes well under a millisecond.
       if (g->init.transposed_intermediate_dots > 0 && !rule_set_detail::some_instruction_transposes(context.isa)) {
         g->intermediate_pieces = g->pieces_first = true;
+        // A product only the narrowing axioms compute needs them as surely as the pieces: the
+        // pieces-first attempts then have both, as the last retry of the usual sequence does.
+        if (narrowing_first(*g, context)) {
+          if (!g->own_context) {
+            g->own_context = fresh_context(context);
+            g->context = g->own_context.get();
+          }
+          g->narrowing = true;
+          g->context->last_retry = true;
+        }
         g->context->intermediate_row_pieces = true;
         build_graph(*g);
       }
@@ -275,7 +286,10 @@ class GroupExplorer {
 
   void start_explorer(Group& g) {
     ExplorerOptions o = options_;
-    if (g.in_last_retries)
+    // Pieces-first attempts with the narrowing rules stand in for the narrowing retry, which had
+    // half the limit at the first retry's split even after a cut-short e-graph.
+    const bool narrowing_pieces = g.pieces_first && g.narrowing;
+    if (g.in_last_retries || (g.after_cut && narrowing_pieces))
       o.runner.node_limit /= kPieceRetryNodeShare;
     else if (g.after_cut)
       o.runner.node_limit /= kCutRetryNodeShare;
@@ -397,8 +411,23 @@ class GroupExplorer {
   bool retry_last(Group& g) {
     if (g.usual_after_pieces) return false;  // the pieces-first attempts made them
     const bool pieces_next = !g.intermediate_pieces && !g.narrowing && g.init.intermediate_dot_rows > 0;
-    const bool narrowing_next = !g.narrowing && (g.init.narrowing_converts > 0 || g.init.float_transposes > 0);
-    if (!pieces_next && !narrowing_next) return (g.pieces_first || g.blends_first) && usual_attempts(g);
+    const bool narrowing_next =
+        !g.narrowing && !g.pieces_without_narrowing && (g.init.narrowing_converts > 0 || g.init.float_transposes > 0);
+    if (!pieces_next && !narrowing_next) {
+      // Pieces-first attempts that had the narrowing rules from the start are made once more
+      // without them: the rules grow the e-graph, and a program that needs only the pieces
+      // was found within the node limits without them (Gemmini sound-soak seed 4242 kernel 102).
+      if (g.pieces_first && g.narrowing && !g.pieces_without_narrowing) {
+        g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
+        g.pieces_without_narrowing = true;
+        g.narrowing = false;
+        g.deeper_split = 0;
+        g.after_cut = g.split_on_retry = g.retry_for_pieces = false;
+        restart(g);
+        return true;
+      }
+      return (g.pieces_first || g.blends_first) && usual_attempts(g);
+    }
     g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
     if (pieces_next) {
       g.intermediate_pieces = true;
