@@ -183,7 +183,7 @@ class GroupExplorer {
       if (g->init.transposed_intermediate_dots > 0 && !rule_set_detail::some_instruction_transposes(context.isa)) {
         g->intermediate_pieces = g->pieces_first = true;
         // A product only the narrowing axioms compute needs them as surely as the pieces: the
-        // pieces-first attempts then have both, as the last retry of the usual sequence does.
+        // pieces-first attempts then have both, as their narrowing retry had.
         if (narrowing_first(*g, context)) {
           if (!g->own_context) {
             g->own_context = fresh_context(context);
@@ -287,7 +287,8 @@ class GroupExplorer {
   void start_explorer(Group& g) {
     ExplorerOptions o = options_;
     // Pieces-first attempts with the narrowing rules stand in for the narrowing retry, which had
-    // half the limit at the first retry's split even after a cut-short e-graph.
+    // half the limit at the first retry's split even after a cut-short e-graph (with a quarter,
+    // Gemmini sound-soak seed 4242 kernel 102 found no program).
     const bool narrowing_pieces = g.pieces_first && g.narrowing;
     if (g.in_last_retries || (g.after_cut && narrowing_pieces))
       o.runner.node_limit /= kPieceRetryNodeShare;
@@ -415,8 +416,8 @@ class GroupExplorer {
         !g.narrowing && !g.pieces_without_narrowing && (g.init.narrowing_converts > 0 || g.init.float_transposes > 0);
     if (!pieces_next && !narrowing_next) {
       // Pieces-first attempts that had the narrowing rules from the start are made once more
-      // without them: the rules grow the e-graph, and a program that needs only the pieces
-      // was found within the node limits without them (Gemmini sound-soak seed 4242 kernel 102).
+      // without them, as they were made before: the rules grow the e-graph, so a program that
+      // needs only the pieces may lie past the node limit with them.
       if (g.pieces_first && g.narrowing && !g.pieces_without_narrowing) {
         g.earlier_reports.insert(g.earlier_reports.end(), g.explorer->reports().begin(), g.explorer->reports().end());
         g.pieces_without_narrowing = true;
