@@ -285,27 +285,38 @@ TEST_CASE("module 1: narrowed products only the narrowing rules compute are coun
     SelectionContext c;
     c.isa = isa;
     TensorGraph g{TensorAnalysis(&c)};
-    return add_kernel(g, c, kernel).narrowed_products;
+    const InitialGraph init = add_kernel(g, c, kernel);
+    return std::pair{init.narrowed_products, init.concatenated_narrowed_products};
   };
   const auto gemmini = isa::view<isa::Gemmini>();
+  using Counts = std::pair<std::size_t, std::size_t>;
   const std::string raw = "  %d = s32[16,16] dot(%w, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
-  CHECK(count(raw + "  ROOT %r = s8[16,16] convert(%d)\n", gemmini) == 1);
+  CHECK(count(raw + "  ROOT %r = s8[16,16] convert(%d)\n", gemmini) == Counts{1, 0});
   // Through a reshape round trip too (the convert reads the dot's elements).
   CHECK(count(raw + "  %r1 = s32[8,32] reshape(%d)\n  %r2 = s32[16,16] reshape(%r1)\n  ROOT %r = s8[16,16] convert(%r2)\n",
-              gemmini) == 1);
+              gemmini) == Counts{1, 0});
   // A product of a product: no operand is widened.
   CHECK(count("  %e = s32[16,16] dot(%w, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
               "  %d = s32[16,16] dot(%e, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
               "  ROOT %r = s8[16,16] convert(%d)\n",
-              gemmini) == 1);
+              gemmini) == Counts{1, 0});
   // Both operands widened s8: matmul32 computes the dot as it is.
   CHECK(count("  %d = s32[16,16] dot(%w, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
               "  ROOT %r = s8[16,16] convert(%d)\n",
-              gemmini) == 0);
+              gemmini) == Counts{0, 0});
   // Not narrowed: the s32 product stays an s32 value.
-  CHECK(count(raw + "  %n = s8[16,16] convert(%p1)\n  ROOT %r = s8[16,16] add(%n, %p0)\n", gemmini) == 0);
+  CHECK(count(raw + "  %n = s8[16,16] convert(%p1)\n  ROOT %r = s8[16,16] add(%n, %p0)\n", gemmini) == Counts{0, 0});
+  // Rows a concatenate joins to the product's: counted, and as below a concatenate.
+  CHECK(count(raw + "  %n = s32[16,16] convert(%p0)\n  %j = s32[32,16] concatenate(%n, %d), dimensions={0}\n"
+                    "  %s = s32[16,16] slice(%j), slice={[8:24], [0:16]}\n  ROOT %r = s8[16,16] convert(%s)\n",
+              gemmini) == Counts{1, 1});
+  // A concatenate of widened values' products only: matmul32 computes each.
+  CHECK(count("  %e = s32[8,16] slice(%w), slice={[0:8], [0:16]}\n"
+              "  %d = s32[8,16] dot(%e, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+              "  %j = s32[16,16] concatenate(%d, %e), dimensions={0}\n  ROOT %r = s8[16,16] convert(%j)\n",
+              gemmini) == Counts{0, 0});
   // AMX computes no s8 dot of operands as they are, so narrowing cannot help there.
-  CHECK(count(raw + "  ROOT %r = s8[16,16] convert(%d)\n", isa::view<isa::Amx>()) == 0);
+  CHECK(count(raw + "  ROOT %r = s8[16,16] convert(%d)\n", isa::view<isa::Amx>()) == Counts{0, 0});
 }
 
 TEST_CASE("module 1: intermediate dots are offered in row pieces only when asked") {

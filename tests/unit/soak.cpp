@@ -959,6 +959,21 @@ TEST_CASE("regression gemmini_narrowed_product_of_row_pieces: the pieces-first a
   CHECK(outcome.statistics.iterations < 20);
 }
 
+TEST_CASE("regression gemmini_narrowed_product_in_concatenate: a narrowed product joined to other rows starts split",
+          "[soak][regression]") {
+  // convert<s32>(convert<s8>(concat(rows of p1, (p0[0:8] . p0^T) . p0))): the product is computed
+  // only through its low byte (narrowing), a row piece of its own, and the output written in
+  // pieces. The pieces-first attempt with the output whole grew to its node limit before the
+  // split retry and the narrowing retry found the program: 58 iterations, about 4 s. Module 1
+  // now sees the product below the concatenate (concatenated_narrowed_products), and the first
+  // attempt has the narrowing rules and the first retry's output split: 7 iterations.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Gemmini>("gemmini_narrowed_product_in_concatenate", 60.0, 4, true);
+  CHECK(outcome.statistics.split_retries == 0);
+  CHECK(outcome.statistics.last_retries == 0);
+  CHECK(outcome.statistics.iterations < 20);
+  CHECK(outcome.result->program.instructions.size() <= 34);
+}
+
 TEST_CASE("regression gemmini_output_rows_of_reloaded_product: an output that is also part of a reloaded value", "[soak][regression]") {
   // d = p0 . p0^T, computed a row at a time; rows 0-7 of d are an output and d is loaded whole
   // for the s32 product d . d. The pii graph stored d's rows once, in the output's region, and

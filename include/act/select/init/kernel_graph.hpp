@@ -58,6 +58,7 @@ struct InitialGraph {
   std::size_t transposed_intermediate_dots = 0;  // ... of them, those that contract an operand's rows (p0 . p1^T)
   std::size_t narrowing_converts = 0;     // converts of an integer to a narrower integer
   std::size_t narrowed_products = 0;      // ... of them, those of a product only narrowing-convert-of-dot computes
+  std::size_t concatenated_narrowed_products = 0;  // ... of them, those where a concatenate joins the product to other rows
   std::size_t float_transposes = 0;       // rank-2 transposes of floats (transpose-by-lane-blends)
   std::size_t float_transposes_kept = 0;  // ... of them, those no other transpose undoes (transposes_undone)
   std::size_t computed_transposed = 0;    // computed values those transpose (computed_transposed_values)
@@ -197,26 +198,47 @@ inline std::size_t through_layout_changes(const hlo::Computation& entry, std::si
   }
 }
 
-// Whether convert `inst` narrows an integer dot that only narrowing-convert-of-dot
-// (axioms/dot.hpp) lets an instruction compute: convert<T>(dot<U>(a, b)), T narrower than U,
-// with an operand that is no integer widened from at most T's width (the rule's condition,
-// narrowing_pays), on an ISA that computes T dots of operands as they are. No instruction
-// computes such a U dot itself (Gemmini's s32 dots widen s8 operands; an s32 parameter or
-// another product is no such operand), so only the attempts with the narrowing rules
-// (SelectionContext::last_retry) can find a program for it (Gemmini sound soaks: p1 . p2 of an
-// s32 parameter p2, stored as s8, which matmul8 computes from p2's low bytes).
-inline bool narrows_uncomputed_product(const hlo::Computation& entry, const hlo::Instruction& inst, const axiom_detail::IsaDotTypes& dots) {
-  if (inst.opcode != hlo::Opcode::Convert || inst.operands.size() != 1 || dots.any) return false;
+// How convert `inst` narrows an integer dot that only narrowing-convert-of-dot (axioms/dot.hpp)
+// lets an instruction compute: convert<T>(dot<U>(a, b)), T narrower than U, with an operand that
+// is no integer widened from at most T's width (the rule's condition, narrowing_pays), on an ISA
+// that computes T dots of operands as they are. No instruction computes such a U dot itself
+// (Gemmini's s32 dots widen s8 operands; an s32 parameter or another product is no such
+// operand), so only the attempts with the narrowing rules (SelectionContext::last_retry) can
+// find a program for it (Gemmini sound soaks: p1 . p2 of an s32 parameter p2, stored as s8,
+// which matmul8 computes from p2's low bytes). The dot may lie below layout changes (Direct) or
+// be rows a concatenate joins (InConcatenate: convert<s8>(concat(x, dot(p0 . p1, p0)))).
+enum class NarrowedProduct { None, Direct, InConcatenate };
+
+inline NarrowedProduct narrowed_product(const hlo::Computation& entry, const hlo::Instruction& inst, const axiom_detail::IsaDotTypes& dots) {
+  if (inst.opcode != hlo::Opcode::Convert || inst.operands.size() != 1 || dots.any) return NarrowedProduct::None;
   const DType to = inst.shape.dtype;
-  const hlo::Instruction& dot = entry.instructions[through_layout_changes(entry, static_cast<std::size_t>(inst.operands[0]))];
-  if (dot.opcode != hlo::Opcode::Dot || !is_integer_narrowing(dot.shape.dtype, to) || !dots.allows(to)) return false;
   const auto widened = [&](int operand) {
     const hlo::Instruction& o = entry.instructions[through_layout_changes(entry, static_cast<std::size_t>(operand))];
     if (o.opcode != hlo::Opcode::Convert || o.operands.empty()) return false;
     const DType from = entry.instructions[static_cast<std::size_t>(o.operands[0])].shape.dtype;
     return is_integer(from) && from != DType::pred && bit_width(from) <= bit_width(to);
   };
-  return !std::ranges::all_of(dot.operands, widened);
+  const auto uncomputed = [&](const hlo::Instruction& dot) {
+    return dot.opcode == hlo::Opcode::Dot && is_integer_narrowing(dot.shape.dtype, to) && dots.allows(to) &&
+           !std::ranges::all_of(dot.operands, widened);
+  };
+  const std::size_t below = through_layout_changes(entry, static_cast<std::size_t>(inst.operands[0]));
+  if (uncomputed(entry.instructions[below])) return NarrowedProduct::Direct;
+  // The concatenates below, and what they join; each value once (concat(c, c) chains).
+  std::vector<std::size_t> joined{below};
+  std::vector<bool> seen(entry.instructions.size(), false);
+  while (!joined.empty()) {
+    const std::size_t k = joined.back();
+    joined.pop_back();
+    if (seen[k]) continue;
+    seen[k] = true;
+    const hlo::Instruction& v = entry.instructions[k];
+    if (v.opcode == hlo::Opcode::Concatenate)
+      for (int o : v.operands) joined.push_back(through_layout_changes(entry, static_cast<std::size_t>(o)));
+    else if (uncomputed(v))
+      return NarrowedProduct::InConcatenate;
+  }
+  return NarrowedProduct::None;
 }
 
 // Whether `value` is a kernel input or rows sliced from one (through reshape round trips).
@@ -669,7 +691,9 @@ inline InitialGraph add_kernel(TensorGraph& graph, SelectionContext& context, co
     if (!needed[i] || inst.opcode != Opcode::Convert || inst.operands.empty()) continue;
     const DType from = entry.instructions[static_cast<std::size_t>(inst.operands[0])].shape.dtype, to = inst.shape.dtype;
     if (is_integer_narrowing(from, to)) ++result.narrowing_converts;
-    if (init_detail::narrows_uncomputed_product(entry, inst, dot_types)) ++result.narrowed_products;
+    const init_detail::NarrowedProduct narrowed = init_detail::narrowed_product(entry, inst, dot_types);
+    if (narrowed != init_detail::NarrowedProduct::None) ++result.narrowed_products;
+    if (narrowed == init_detail::NarrowedProduct::InConcatenate) ++result.concatenated_narrowed_products;
   }
   if (intermediate_pieces) init_detail::offer_intermediate_bytes(b, entry, value, dots);
   const std::vector<std::size_t> transposed = init_detail::computed_transposed_values(entry, needed, undone);
