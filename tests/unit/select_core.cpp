@@ -762,6 +762,44 @@ TEST_CASE("identity rules: slice^H and concat^H where the buffer's access struct
   CHECK(identity_nodes(g, c, wide).empty());
 }
 
+TEST_CASE("identity rules: none along a dim every instruction addresses at 0 (Gemmini's columns)") {
+  SelectionContext c;
+  c.isa = isa::view<isa::Gemmini>();
+  const isa::Buffer& spad = c.isa.buffers[1];  // [0] is HBM
+  REQUIRE(spad.name == "spad");
+  CHECK(access_dims_pinned_at_zero(c.isa, spad) == std::vector<bool>{false, true});
+  CHECK(access_dims_pinned_at_zero(c.isa, c.isa.buffers[0]) == std::vector<bool>{false});  // HBM
+  CHECK(access_dims_pinned_at_zero(isa::view<isa::Qkv>(), isa::view<isa::Qkv>().buffers[1]) == std::vector<bool>{false});
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto in = g.add(make_input(c.attributes, 0, 256));
+  NodeAttributes square;
+  square.shape = {16, 16};
+  const auto bytes = g.add(make_operator(c.attributes, Opcode::Reshape, square), {in});
+  NodeAttributes s8;
+  s8.dtype = DType::s8;
+  const auto x = g.add(make_operator(c.attributes, Opcode::BitcastConvert, s8), {bytes});  // s8[16,16]: fits spad
+  const auto slice = [&](std::int64_t row0, std::int64_t rows, std::int64_t col0, std::int64_t cols) {
+    NodeAttributes a;
+    a.slice = {{row0, row0 + rows, 1}, {col0, col0 + cols, 1}};
+    return g.add(make_operator(c.attributes, Opcode::Slice, a), {x});
+  };
+  const auto lower_rows = slice(8, 8, 0, 16);
+  const auto first_column = slice(0, 16, 0, 1);
+  const auto later_column = slice(0, 16, 5, 1);
+  NodeAttributes along0, along1;
+  along0.dimensions = {0};
+  along1.dimensions = {1};
+  const auto tall = g.add(make_operator(c.attributes, Opcode::Concatenate, along0), {first_column, later_column});
+  const auto wide = g.add(make_operator(c.attributes, Opcode::Concatenate, along1), {first_column, later_column});
+  run_rules(g, identity_rules(c));
+  using V = std::vector<std::string>;
+  CHECK(identity_nodes(g, c, lower_rows) == V{"slice^H:spad"});
+  CHECK(identity_nodes(g, c, first_column) == V{"slice^H:spad"});
+  CHECK(identity_nodes(g, c, later_column).empty());  // it would start at column 5
+  CHECK(identity_nodes(g, c, tall) == V{"concat^H:spad"});
+  CHECK(identity_nodes(g, c, wide).empty());  // its second column would start at column 1
+}
+
 // ---- saturation on QKV attention --------------------------------------------------------------
 
 TEST_CASE("constant folding: a folded value stays with its class while the e-graph changes") {

@@ -974,6 +974,17 @@ TEST_CASE("regression gemmini_narrowed_product_in_concatenate: a narrowed produc
   CHECK(outcome.result->program.instructions.size() <= 34);
 }
 
+TEST_CASE("regression gemmini_product_squared_after_column_transpose: no graph with on-chip column slices", "[soak][regression]") {
+  // d = p2 . x^T with x the low byte of a product joined to itself, then d . d. Extraction's only
+  // graph assembled x^T on chip and sliced d's columns out of it; every Gemmini instruction
+  // addresses the scratchpad at column 0, so phase 2 rejected it (the address equalities
+  // contradict each other) and extraction searched 300 million steps for another until the clock
+  // ran out. The identity rules no longer add slice^H or concat^H along such a dim: the first
+  // graph allocates.
+  const codegen::CompileOutcome outcome = check_compiles<isa::Gemmini>("gemmini_product_squared_after_column_transpose", 60.0, 5, true);
+  CHECK(outcome.statistics.allocation_failures == 0);
+}
+
 TEST_CASE("regression gemmini_output_rows_of_reloaded_product: an output that is also part of a reloaded value", "[soak][regression]") {
   // d = p0 . p0^T, computed a row at a time; rows 0-7 of d are an output and d is loaded whole
   // for the s32 product d . d. The pii graph stored d's rows once, in the output's region, and

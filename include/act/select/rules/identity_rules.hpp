@@ -10,6 +10,11 @@
 //                taken whole (start 0, limit = U[j]); only access dims are cut.
 // concat^H in b: concatenate(x, y) along an access dim d < k, where x, y and the result fit b
 //                (the allocator must then place x and y adjacently along d, one box).
+// An access dim every instruction reads and writes at address 0 (Gemmini's columns: `{"sp_addr",
+// "0"}`) holds every value of b at 0, so neither a slice^H starting past 0 along it nor a
+// concat^H along it can ever be allocated (its second operand would start past 0): no rule adds
+// them. Each such node used to reach phase 2 only to fail there with contradicting address
+// equalities, after extraction had preferred it to the movement a program needs.
 #pragma once
 
 #include <string>
@@ -33,6 +38,23 @@ inline bool fits_buffer(const Shape& type, const isa::Buffer& buffer) {
   return true;
 }
 
+// Per access dim of `buffer`: true when every slice of it that an instruction reads or writes
+// starts at the literal address 0 along that dim (see above; any other expression counts as
+// movable, which only keeps more identity nodes).
+inline std::vector<bool> access_dims_pinned_at_zero(const isa::IsaView& isa, const isa::Buffer& buffer) {
+  std::vector<bool> pinned(buffer.access_dims.size(), true);
+  const auto visit = [&](const isa::SliceMap& slice) {
+    if (slice.buffer != buffer.name) return;
+    for (std::size_t d = 0; d < pinned.size(); ++d)
+      if (d >= slice.start.size() || slice.start[d] != "0") pinned[d] = false;
+  };
+  for (const isa::Instruction& instruction : isa.instructions) {
+    for (const isa::SliceMap& slice : instruction.inputs) visit(slice);
+    for (const isa::SliceMap& slice : instruction.outputs) visit(slice);
+  }
+  return pinned;
+}
+
 // slice^H and concat^H rules for every buffer of context.isa. Names: "identity:slice^H:<buffer>".
 inline std::vector<TensorRewrite> identity_rules(SelectionContext& context) {
   using egraph::Id;
@@ -42,6 +64,7 @@ inline std::vector<TensorRewrite> identity_rules(SelectionContext& context) {
   for (std::size_t b = 0; b < context.isa.buffers.size(); ++b) {
     const isa::Buffer buffer = context.isa.buffers[b];
     const int index = static_cast<int>(b);
+    const std::vector<bool> pinned = access_dims_pinned_at_zero(context.isa, buffer);
     {
       TensorPatternBuilder p;
       const auto x = p.var("?x");
@@ -55,13 +78,14 @@ inline std::vector<TensorRewrite> identity_rules(SelectionContext& context) {
                            const auto& ranges = ctx->attributes_of(g.node(s[vs]).op).slice;
                            return g.add(make_slice_h(ctx->attributes, index, ranges), {s[vx]});
                          });
-      rule.when([ctx, buffer, vx, vs](const TensorGraph& g, Id cls, const egraph::Subst& s) {
+      rule.when([ctx, buffer, pinned, vx, vs](const TensorGraph& g, Id cls, const egraph::Subst& s) {
         const Shape& in = g.data(s[vx]).type;
         if (!fits_buffer(in, buffer) || !fits_buffer(g.data(cls).type, buffer)) return false;
         const auto& ranges = ctx->attributes_of(g.node(s[vs]).op).slice;
         const std::size_t k = buffer.access_dims.size();
         for (std::size_t d = 0; d < ranges.size(); ++d) {
           if (ranges[d].stride != 1) return false;
+          if (d < k && pinned[d] && ranges[d].start != 0) return false;
           if (d >= k && (ranges[d].start != 0 || ranges[d].limit != in.dims[d])) return false;
         }
         return true;
@@ -82,10 +106,11 @@ inline std::vector<TensorRewrite> identity_rules(SelectionContext& context) {
                            const auto d = ctx->attributes_of(g.node(s[vc]).op).dimensions.at(0);
                            return g.add(make_concat_h(ctx->attributes, index, d), {s[vx], s[vy]});
                          });
-      rule.when([ctx, buffer, vx, vy, vc](const TensorGraph& g, Id cls, const egraph::Subst& s) {
+      rule.when([ctx, buffer, pinned, vx, vy, vc](const TensorGraph& g, Id cls, const egraph::Subst& s) {
         const auto& dims = ctx->attributes_of(g.node(s[vc]).op).dimensions;
         if (dims.size() != 1 || dims[0] < 0 || static_cast<std::size_t>(dims[0]) >= buffer.access_dims.size())
           return false;
+        if (pinned[static_cast<std::size_t>(dims[0])]) return false;
         return fits_buffer(g.data(s[vx]).type, buffer) && fits_buffer(g.data(s[vy]).type, buffer) &&
                fits_buffer(g.data(cls).type, buffer);
       });
