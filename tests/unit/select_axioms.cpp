@@ -595,6 +595,14 @@ std::map<std::string, Generator> generators() {
     const Dims d = s.dims(2);
     s.unary(Opcode::Convert, s.op(i.lhs_opcodes[1], NodeAttributes{}, {s.leaf(from, d), s.leaf(from, d)}), to);
   };
+  // A narrowing integer convert of a concatenate along either dim of two pieces.
+  m["narrowing-convert-of-concatenate"] = [](Instance& s, const AxiomInfo&) {
+    const DType from = s.coin() ? DType::s32 : DType::u32, to = s.coin() ? DType::s8 : DType::u8;
+    const std::int64_t d = s.coin() ? 0 : 1;
+    Dims a{s.pick(1, 3), s.pick(1, 3)}, b = a;
+    b[static_cast<std::size_t>(d)] = s.pick(1, 3);
+    s.unary(Opcode::Convert, s.concat({s.leaf(from, a), s.leaf(from, b)}, d), to);
+  };
   m["slice-of-dot"] = [random_dot](Instance& s, const AxiomInfo&) {
     const Id d = random_dot(s, false);
     s.slice(d, s.ranges(s.type(d).dims));
@@ -1150,6 +1158,13 @@ TEST_CASE("ir axioms: near misses are not rewritten", "[select][axioms]") {
   CHECK(rewrites("narrowing-convert-of-add", converted_sum(DType::s32, DType::s8)));
   CHECK_FALSE(rewrites("narrowing-convert-of-add", converted_sum(DType::s8, DType::s32)));
   CHECK_FALSE(rewrites("narrowing-convert-of-add", converted_sum(DType::f32, DType::s8)));
+
+  const auto converted_concat = [](DType from, DType to) {
+    return [from, to](Instance& s) { s.unary(Opcode::Convert, s.concat({s.leaf(from, {2, 3}), s.leaf(from, {1, 3})}, 0), to); };
+  };
+  CHECK(rewrites("narrowing-convert-of-concatenate", converted_concat(DType::s32, DType::s8)));
+  CHECK_FALSE(rewrites("narrowing-convert-of-concatenate", converted_concat(DType::s8, DType::s32)));
+  CHECK_FALSE(rewrites("narrowing-convert-of-concatenate", converted_concat(DType::f32, DType::bf16)));
 
   const auto split = [](std::int64_t rows) {
     return [rows](Instance& s) { s.op(Opcode::Add, NodeAttributes{}, {s.leaf(DType::f32, {rows, 2}), s.leaf(DType::f32, {rows, 2})}); };

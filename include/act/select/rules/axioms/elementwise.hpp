@@ -188,6 +188,19 @@ inline void add_elementwise_axioms(SelectionContext& ctx, std::vector<Axiom>& ou
               });
   }
 
+  // A narrowing integer convert of a concatenate narrows each operand: convert<T>(concat(a, b))
+  // → concat(convert<T>(a), convert<T>(b)), the converse of concat-of-convert. It carries the
+  // narrowing down to a product a concatenate joins, which narrowing-convert-of-dot then
+  // computes in T: Gemmini's low byte of concat(p, p) . concat(p, p) with p = w[0:8] . (w . w),
+  // which no attempt found before (node and iteration limits). Only on the last retry, as the
+  // other narrowing axioms.
+  if (ctx.last_retry || ctx.isa.instructions.empty())
+    rules.add(named("narrowing-convert-of-concatenate", {Convert, Concatenate}, {Concatenate, Convert},
+                    "rewrites.md SS-1, CM-1 (converse)"),
+              "(convert@outer (concatenate@c ?a ?b))",
+              [](const View& v) { return is_integer_narrowing(v.type("?a").dtype, v.attr("outer").dtype); },
+              "(@c (@outer ?a) (@outer ?b))");
+
   // rewrites.md MAX-6 / MIN-6 (TensorRight clamp/rule02, rule03) reversed, and XLA's definition
   // of clamp: clamp(lo, x, hi) → minimum(maximum(x, lo), hi), in that operand order (maximum's
   // lhs wins ties, which decides the sign of a zero result). Scalar bounds are broadcast.
