@@ -145,6 +145,46 @@ TEST_CASE("views: two different chains over one base become one e-class") {
   CHECK(g.find(a3) != g.find(c3));
 }
 
+TEST_CASE("views: the class-view walk stops where its sink says, after the same views class_views lists") {
+  SelectionContext c;
+  c.isa = isa::view<isa::Qkv>();
+  TensorGraph g{TensorAnalysis(&c)};
+  const auto x = g.add(make_input(c.attributes, 0, 24), {});
+  const auto y = g.add(make_input(c.attributes, 1, 24), {});
+  const auto rx = g.add(op(c, hlo::Opcode::Reshape, reshape_to({4, 6})), {x});
+  const auto ry = g.add(op(c, hlo::Opcode::Reshape, reshape_to({4, 6})), {y});
+  g.unite(rx, ry);  // one class read two ways
+  g.rebuild();
+  const auto t = g.add(op(c, hlo::Opcode::Transpose, transpose_by({1, 0})), {rx});
+  g.rebuild();
+  const auto all = class_views(g, c, t, 6, 3);
+  REQUIRE(all.size() == 3);  // over x, over y, t itself
+  for (std::size_t stop = 1; stop <= all.size(); ++stop) {
+    std::vector<ClassView> seen;
+    std::vector<egraph::Id> path;
+    auto sink = [&](ClassView&& v) {
+      seen.push_back(std::move(v));
+      return seen.size() < stop;
+    };
+    const bool finished = for_each_class_view(g, c, t, 6, 3, path, sink);
+    CHECK(path.empty());
+    CHECK_FALSE(finished);  // the sink said stop
+    REQUIRE(seen.size() == stop);
+    for (std::size_t i = 0; i < stop; ++i) {
+      CHECK(seen[i].base == all[i].base);
+      CHECK(seen[i].view == all[i].view);
+    }
+  }
+  std::vector<egraph::Id> path;
+  std::size_t count = 0;
+  auto keep_going = [&](ClassView&&) {
+    ++count;
+    return true;
+  };
+  CHECK(for_each_class_view(g, c, t, 6, 3, path, keep_going));
+  CHECK(count == all.size());
+}
+
 namespace {
 
 // Runs the movement rule on `g` to saturation.

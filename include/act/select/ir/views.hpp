@@ -25,6 +25,7 @@
 #include <numeric>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include <boost/container/small_vector.hpp>
@@ -215,36 +216,62 @@ struct ClassView {
 // Views of class `cls` over the bases reached by following movement nodes down (in node order,
 // at most `limit` of them, `depth` operators deep; a class on the current path is not entered
 // again, so cycles end). The class itself with its identity view is always the last entry.
-inline void class_views(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls, int depth, std::size_t limit,
-                        std::vector<egraph::Id>& path, std::vector<ClassView>& out) {
+// They are handed to `sink` one at a time, in that order; a sink returning false stops the walk
+// (and the function returns false). A caller after the first view of some kind (view_rules.hpp:
+// the first over a kernel input, nearly always the first view) then builds no other: each view
+// costs one movement per operator it passes. The sink is a plain callable reference (a template
+// parameter would instantiate the walk once per depth, without end).
+class ClassViewSink {
+ public:
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, ClassViewSink>)
+  ClassViewSink(F& f) : object_(&f), call_([](void* o, ClassView&& v) { return (*static_cast<F*>(o))(std::move(v)); }) {}
+  bool operator()(ClassView&& v) const { return call_(object_, std::move(v)); }
+
+ private:
+  void* object_;
+  bool (*call_)(void*, ClassView&&);
+};
+
+inline bool for_each_class_view(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls, int depth,
+                                std::size_t limit, std::vector<egraph::Id>& path, ClassViewSink sink) {
   cls = g.find(cls);
   const Shape& type = g.data(cls).type;
-  if (type.is_tuple || type.element_count() > kMaxViewElements) return;
+  if (type.is_tuple || type.element_count() > kMaxViewElements) return true;
+  std::size_t count = 0;  // views of this class handed on so far
+  bool go_on = true;
   path.push_back(cls);
   if (depth > 0) {
     for (egraph::Id n : g.class_nodes(cls)) {
-      if (out.size() >= limit) break;
+      if (count >= limit || !go_on) break;
       const auto node = g.node(n);
       if (!is_movement(node.op) || node.children.size() != 1) continue;
       const egraph::Id child = g.find(node.children[0]);
       if (std::find(path.begin(), path.end(), child) != path.end()) continue;
-      std::vector<ClassView> below;
-      class_views(g, ctx, child, depth - 1, limit, path, below);
-      for (auto& cv : below) {
-        if (out.size() >= limit) break;
-        if (auto v = apply_movement(ctx, node.op, type, cv.view)) out.push_back(ClassView{cv.base, std::move(*v)});
-      }
+      auto through_node = [&](ClassView&& below) {
+        if (auto v = apply_movement(ctx, node.op, type, below.view)) {
+          ++count;
+          go_on = sink(ClassView{below.base, std::move(*v)});
+        }
+        return go_on && count < limit;
+      };
+      for_each_class_view(g, ctx, child, depth - 1, limit, path, through_node);
     }
   }
   path.pop_back();
-  if (out.size() < limit || out.empty()) out.push_back(ClassView{cls, identity_view(type)});
+  if (go_on && (count < limit || count == 0)) go_on = sink(ClassView{cls, identity_view(type)});
+  return go_on;
 }
 
 inline std::vector<ClassView> class_views(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls,
                                           int depth = 8, std::size_t limit = 6) {
   std::vector<egraph::Id> path;
   std::vector<ClassView> out;
-  class_views(g, ctx, cls, depth, limit, path, out);
+  auto keep = [&](ClassView&& v) {
+    out.push_back(std::move(v));
+    return true;
+  };
+  for_each_class_view(g, ctx, cls, depth, limit, path, keep);
   return out;
 }
 

@@ -7,17 +7,16 @@
 // Each node is processed once (the rule remembers node ids), so the rule costs one view
 // computation per new movement node: over one base, 6 operators deep, and none for a node
 // straight over a value that is not a view (it is its own canonical chain). The base is the
-// first of the walk's first kBasesLooked that holds a kernel input, else the first: a view of
-// an input is read straight from HBM, while the same bytes as a view of an output being
-// written, or of the input's value in its logical type (a kernel whose output joins an input
-// p0 with p0's transpose), gave the lane-blend transpose's element reads no class to read
+// first of the walk's first kBasesLooked that holds a kernel input (the walk stops there), else
+// the first: a view of an input is read straight from HBM, while the same bytes as a view of an
+// output being written, or of the input's value in its logical type (a kernel whose output joins
+// an input p0 with p0's transpose), gave the lane-blend transpose's element reads no class to read
 // from, and the kernel was "proved" to have no program. A slice (an element or row read) whose
 // first bases hold no input is based on the first input below it instead, when there is one:
 // beside an output holding p0 twice, all three bases were the output's rows.
 #pragma once
 
 #include <algorithm>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -106,24 +105,29 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
       for (Id n : g.class_nodes(child)) chain = chain || is_movement(g.node(n).op);
       if (!chain) return out;
       const Shape type = g.data(cls).type;
-      std::vector<ClassView> views = class_views(g, *ctx, child, 6, kBasesLooked);
-      if (views.empty()) return out;
-      auto on_input = [&](const ClassView& v) { return holds_input(g, v.base); };
-      auto below = std::find_if(views.begin(), views.end(), on_input);
-      if (below == views.end() && op.opcode == hlo::Opcode::Slice) {
+      // The first of the child's first kBasesLooked views over a kernel input, else its first.
+      std::optional<ClassView> first, on_input;
+      std::vector<Id> path;
+      auto look = [&](ClassView&& v) {
+        if (holds_input(g, v.base)) {
+          on_input = std::move(v);
+          return false;
+        }
+        if (!first) first = std::move(v);
+        return true;
+      };
+      for_each_class_view(g, *ctx, child, 6, kBasesLooked, path, look);
+      if (!on_input && !first) return out;
+      if (!on_input && op.opcode == hlo::Opcode::Slice) {
         // Only slices, and only the views on the path to the input: up to twelve whole views for
         // every movement node without an input base cost AMX compile_time seed 3 kernel 60 about
         // 25 ms more rewriting (a quarter) and a bigger e-graph, for the same programs.
-        std::vector<Id> path;
         std::size_t budget = 64;
-        if (auto input = view_rule_detail::first_input_view(g, *ctx, child, 6, path, budget)) {
-          views.push_back(std::move(*input));
-          below = std::prev(views.end());
-        }
+        on_input = view_rule_detail::first_input_view(g, *ctx, child, 6, path, budget);
       }
-      if (below == views.end()) below = views.begin();
-      if (const auto view = apply_movement(*ctx, op, type, below->view))
-        if (auto id = canonical_view(g, *ctx, below->base, *view)) out.push_back(*id);
+      const ClassView& below = on_input ? *on_input : *first;
+      if (const auto view = apply_movement(*ctx, op, type, below.view))
+        if (auto id = canonical_view(g, *ctx, below.base, *view)) out.push_back(*id);
       return out;
     };
   };
