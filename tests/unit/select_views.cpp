@@ -158,7 +158,11 @@ TEST_CASE("views: the class-view walk stops where its sink says, after the same 
   const auto t = g.add(op(c, hlo::Opcode::Transpose, transpose_by({1, 0})), {rx});
   g.rebuild();
   const auto all = class_views(g, c, t, 6, 3);
-  REQUIRE(all.size() == 3);  // over x, over y, t itself
+  // Through rx's two reshapes to x and y, then rx itself; the limit of 3 leaves t's own view out.
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].base == g.find(x));
+  CHECK(all[1].base == g.find(y));
+  CHECK(all[2].base == g.find(rx));
   for (std::size_t stop = 1; stop <= all.size(); ++stop) {
     std::vector<ClassView> seen;
     std::vector<egraph::Id> path;
