@@ -228,6 +228,33 @@ TEST_CASE("class_nodes lists a class's nodes after a rebuild, after adds, and wh
   CHECK(g.class_nodes(ab).size() == 1);  // a + b and a + d are congruent now
 }
 
+TEST_CASE("the structure version moves with unions and rebuilds, not with adds") {
+  PlainGraph g;
+  Id a = g.add(sym("a"));
+  Id b = g.add(sym("b"));
+  Id aa = g.add(op(Kind::Mul), {a, a});
+  const auto v0 = g.structure_version();
+  // Adding nodes, even over existing classes, leaves every existing class as it was.
+  g.add(op(Kind::Mul), {b, b});
+  g.add(op(Kind::Add), {a, aa});
+  CHECK(g.structure_version() == v0);
+  CHECK(g.add(sym("a")) == a);  // found, not added
+  CHECK(g.structure_version() == v0);
+  // A union of one class with itself changes nothing; a real one changes the version.
+  CHECK_FALSE(g.unite(a, a));
+  CHECK(g.structure_version() == v0);
+  REQUIRE(g.unite(a, b));
+  const auto v1 = g.structure_version();
+  CHECK(v1 != v0);
+  // The rebuild that follows (a * a and b * b become one node) changes it again; a rebuild
+  // with nothing to do does not.
+  g.rebuild();
+  const auto v2 = g.structure_version();
+  CHECK(v2 != v1);
+  g.rebuild();
+  CHECK(g.structure_version() == v2);
+}
+
 TEST_CASE("a chunked vector never moves an element as it grows, and a copy keeps growing") {
   ChunkedVector<std::vector<int>, 2> v;  // chunks of 4
   std::vector<const std::vector<int>*> addresses;

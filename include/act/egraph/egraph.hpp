@@ -119,6 +119,7 @@ class EGraph {
     if (classes_[a].parents.size() < classes_[b].parents.size()) std::swap(a, b);
     union_find_.link(a, b);
     ++num_unions_;
+    ++structure_version_;
     --num_classes_;
     dirty_ = true;
     touched_.push_back(a);
@@ -141,6 +142,7 @@ class EGraph {
   // when the e-graph is clean.
   std::size_t rebuild() {
     if (!dirty_) return 0;
+    ++structure_version_;
     std::size_t unions_before = num_unions_;
     while (!pending_.empty() || !analysis_pending_.empty()) {
       while (!pending_.empty()) {
@@ -245,6 +247,11 @@ class EGraph {
   std::size_t num_classes() const { return num_classes_; }
   std::size_t num_ids() const { return nodes_.size(); }      // nodes ever added
   std::size_t num_unions() const { return num_unions_; }     // successful unions ever
+  // Changes whenever some existing class's nodes or canonical id may change (a successful
+  // unite, a rebuild with work to do). `add` leaves it: a new node starts a new class, and no
+  // existing node has it as a child. So whatever a walk down from existing classes finds holds
+  // while the version stands (view_rules.hpp caches such walks).
+  std::uint64_t structure_version() const { return structure_version_; }
 
   const A& analysis() const { return analysis_; }
   A& analysis() { return analysis_; }
@@ -406,6 +413,7 @@ class EGraph {
   std::vector<Id> scratch_;
   std::size_t num_classes_ = 0;
   std::size_t num_unions_ = 0;
+  std::uint64_t structure_version_ = 0;
   bool dirty_ = false;
 };
 

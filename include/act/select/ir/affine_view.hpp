@@ -9,7 +9,7 @@
 // dims' groups, slice restricts a group when the range falls on its digits, bitcast-convert adds
 // or removes a minor mode of bytes. Everything costs O(rank), not O(elements): a 64x64 bf16
 // value is two modes, not 4096 offsets. A movement that leaves the strided form (a slice across
-// digit boundaries, a reshape merging digits that are not contiguous) answers nullopt, and
+// digit boundaries, a reshape merging digits that are not contiguous) answers false, and
 // views.hpp falls back to explicit offsets.
 #pragma once
 
@@ -20,6 +20,8 @@
 #include <span>
 #include <utility>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "act/core/shape.hpp"
 #include "act/hlo/module.hpp"
@@ -32,16 +34,20 @@ struct Mode {
   friend bool operator==(const Mode&, const Mode&) = default;
 };
 
+// A view's modes: a handful per view, held inline with it (the view rules build thousands of
+// views a compile; views.hpp holds the dims the same way).
+using Modes = boost::container::small_vector<Mode, 8>;
+
 struct AffineView {
   std::int64_t offset = 0;  // first byte of element 0
-  std::vector<Mode> modes;  // most significant first; no mode of size 1
+  Modes modes;              // most significant first; no mode of size 1
   friend bool operator==(const AffineView&, const AffineView&) = default;
 };
 
 namespace affine_detail {
 
-inline std::vector<std::int64_t> row_major_strides(const std::vector<std::int64_t>& dims) {
-  std::vector<std::int64_t> s(dims.size(), 1);
+inline boost::container::small_vector<std::int64_t, 8> row_major_strides(std::span<const std::int64_t> dims) {
+  boost::container::small_vector<std::int64_t, 8> s(dims.size(), 1);
   for (std::size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
   return s;
 }
@@ -54,26 +60,26 @@ inline bool next_group(const AffineView& v, std::int64_t dim, std::size_t& m) {
   return product == dim;
 }
 
-// The modes of each dim of `dims` ([begin, end) into v.modes), or nullopt when the modes do not
+// The modes of each dim of `dims` ([begin, end) into v.modes), into `out`; false when the modes do not
 // refine the dims (a view built by these operations always does).
-inline std::optional<std::vector<std::pair<std::size_t, std::size_t>>> groups(const AffineView& v,
-                                                                              const std::vector<std::int64_t>& dims) {
-  std::vector<std::pair<std::size_t, std::size_t>> out;
+// Filled in place: inline lists are not moved (GCC misreads their moves out of optionals).
+using ModeGroups = boost::container::small_vector<std::pair<std::size_t, std::size_t>, 8>;
+inline bool groups(const AffineView& v, std::span<const std::int64_t> dims, ModeGroups& out) {
+  out.clear();
   std::size_t m = 0;
   for (std::int64_t d : dims) {
     const std::size_t begin = m;
-    if (!next_group(v, d, m)) return std::nullopt;
+    if (!next_group(v, d, m)) return false;
     out.emplace_back(begin, m);
   }
-  if (m != v.modes.size()) return std::nullopt;
-  return out;
+  return m == v.modes.size();
 }
 
 // Adjacent modes that step contiguously (stride_k == stride_{k+1} * size_{k+1}) as one, in a
 // list of the same kind (views.hpp passes stack-held ones).
-template <class Modes>
-Modes merged(const Modes& modes) {
-  Modes out;
+template <class List>
+List merged(const List& modes) {
+  List out;
   for (std::size_t k = modes.size(); k-- > 0;) {  // from the minor end
     if (!out.empty() && modes[k].stride == out.back().stride * out.back().size) {
       out.back().size *= modes[k].size;
@@ -100,7 +106,7 @@ inline std::int64_t group_offset(std::span<const Mode> g, std::int64_t i) {
 // the first; nullopt when they are not strided over g's digits (then `out` is to be dropped).
 // Spans and one output list: the view rules slice views this way thousands of times a compile.
 inline std::optional<std::int64_t> slice_group(std::span<const Mode> g, std::int64_t start, std::int64_t count, std::int64_t step,
-                                               std::vector<Mode>& out) {
+                                               Modes& out) {
   if (count <= 0) return std::nullopt;
   if (count == 1) return group_offset(g, start);
   if (g.empty()) return std::nullopt;
@@ -126,110 +132,125 @@ inline std::optional<std::int64_t> slice_group(std::span<const Mode> g, std::int
   return std::nullopt;
 }
 
-inline void drop_unit_modes(std::vector<Mode>& modes) {
-  std::erase_if(modes, [](const Mode& m) { return m.size == 1; });
+inline void drop_unit_modes(Modes& modes) {
+  modes.erase(std::remove_if(modes.begin(), modes.end(), [](const Mode& m) { return m.size == 1; }), modes.end());
 }
 
 }  // namespace affine_detail
 
 // The base's own bytes as a value of `type`.
-inline AffineView affine_identity(const Shape& type, std::int64_t width) {
+inline AffineView affine_identity(std::span<const std::int64_t> dims, std::int64_t width) {
   AffineView v;
-  const auto strides = affine_detail::row_major_strides(type.dims);
-  for (std::size_t d = 0; d < type.dims.size(); ++d)
-    if (type.dims[d] != 1) v.modes.push_back(Mode{type.dims[d], strides[d] * width});
+  const auto strides = affine_detail::row_major_strides(dims);
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] != 1) v.modes.push_back(Mode{dims[d], strides[d] * width});
   return v;
 }
 
-// reshape of a view of dims `in_dims` to `out_dims` (same element count).
-inline std::optional<AffineView> affine_reshape(const AffineView& v, const std::vector<std::int64_t>& out_dims) {
-  std::vector<Mode> refined;  // built from the minor end
+// The four movements below write the moved view into `out` (never `v` itself) and answer
+// whether it keeps the strided form; on false, `out` is to be dropped. Views are built in place:
+// the view rules move thousands a compile, and an inline list's move is a copy.
+
+// reshape of a view to `out_dims` (same element count).
+inline bool affine_reshape(const AffineView& v, std::span<const std::int64_t> out_dims, AffineView& out) {
+  out.offset = v.offset;
+  Modes& refined = out.modes;  // built from the minor end
+  refined.clear();
   std::size_t m = v.modes.size();
   Mode current{1, 0};
   for (std::size_t d = out_dims.size(); d-- > 0;) {
     std::int64_t need = out_dims[d];
-    if (need < 1) return std::nullopt;  // empty values have no strided form
+    if (need < 1) return false;  // empty values have no strided form
     while (need > 1) {
       if (current.size == 1) {
-        if (m == 0) return std::nullopt;
+        if (m == 0) return false;
         current = v.modes[--m];
       }
       if (current.size <= need) {
-        if (need % current.size != 0) return std::nullopt;
+        if (need % current.size != 0) return false;
         refined.push_back(current);
         need /= current.size;
         current = Mode{1, 0};
       } else {
-        if (current.size % need != 0) return std::nullopt;
+        if (current.size % need != 0) return false;
         refined.push_back(Mode{need, current.stride});
         current = Mode{current.size / need, current.stride * need};
         need = 1;
       }
     }
   }
-  if (current.size != 1 || m != 0) return std::nullopt;
+  if (current.size != 1 || m != 0) return false;
   std::reverse(refined.begin(), refined.end());
-  return AffineView{v.offset, std::move(refined)};
+  return true;
 }
 
-inline std::optional<AffineView> affine_transpose(const AffineView& v, const std::vector<std::int64_t>& in_dims,
-                                                  const std::vector<std::int64_t>& permutation) {
-  const auto g = affine_detail::groups(v, in_dims);
-  if (!g || permutation.size() != in_dims.size()) return std::nullopt;
-  AffineView out{v.offset, {}};
+inline bool affine_transpose(const AffineView& v, std::span<const std::int64_t> in_dims, const std::vector<std::int64_t>& permutation,
+                             AffineView& out) {
+  affine_detail::ModeGroups g;
+  if (!affine_detail::groups(v, in_dims, g) || permutation.size() != in_dims.size()) return false;
+  out.offset = v.offset;
+  out.modes.clear();
   for (std::int64_t p : permutation) {
-    if (p < 0 || static_cast<std::size_t>(p) >= g->size()) return std::nullopt;
-    const auto [begin, end] = (*g)[static_cast<std::size_t>(p)];
+    if (p < 0 || static_cast<std::size_t>(p) >= g.size()) return false;
+    const auto [begin, end] = g[static_cast<std::size_t>(p)];
     out.modes.insert(out.modes.end(), v.modes.begin() + static_cast<std::ptrdiff_t>(begin),
                      v.modes.begin() + static_cast<std::ptrdiff_t>(end));
   }
-  return out;
+  return true;
 }
 
-inline std::optional<AffineView> affine_slice(const AffineView& v, const std::vector<std::int64_t>& in_dims,
-                                              const std::vector<hlo::SliceRange>& ranges) {
-  if (ranges.size() != in_dims.size()) return std::nullopt;
-  AffineView out{v.offset, {}};
-  out.modes.reserve(v.modes.size());  // a slice never has more modes than its operand
-  std::size_t m = 0;                  // each dim's group of modes, found as groups() finds them
+inline bool affine_slice(const AffineView& v, std::span<const std::int64_t> in_dims, const std::vector<hlo::SliceRange>& ranges,
+                         AffineView& out) {
+  if (ranges.size() != in_dims.size()) return false;
+  out.offset = v.offset;
+  out.modes.clear();
+  std::size_t m = 0;  // each dim's group of modes, found as groups() finds them
   for (std::size_t d = 0; d < in_dims.size(); ++d) {
     const std::size_t begin = m;
-    if (!affine_detail::next_group(v, in_dims[d], m)) return std::nullopt;
+    if (!affine_detail::next_group(v, in_dims[d], m)) return false;
     const auto& r = ranges[d];
-    if (r.stride < 1 || r.start < 0 || r.limit > in_dims[d] || r.limit <= r.start) return std::nullopt;
+    if (r.stride < 1 || r.start < 0 || r.limit > in_dims[d] || r.limit <= r.start) return false;
     const std::int64_t count = (r.limit - r.start + r.stride - 1) / r.stride;
-    const auto first = affine_detail::slice_group(std::span<const Mode>(v.modes).subspan(begin, m - begin), r.start, count,
-                                                  r.stride, out.modes);
-    if (!first) return std::nullopt;
+    const auto first = affine_detail::slice_group(std::span<const Mode>(v.modes.data(), v.modes.size()).subspan(begin, m - begin),
+                                                  r.start, count, r.stride, out.modes);
+    if (!first) return false;
     out.offset += *first;
   }
-  if (m != v.modes.size()) return std::nullopt;
+  if (m != v.modes.size()) return false;
   affine_detail::drop_unit_modes(out.modes);
-  return out;
+  return true;
 }
 
 // bitcast-convert from elements of `in_width` bytes to `out_width` (dims of the input view
 // `in_dims`: widening consumes the minor dim of size out_width / in_width).
-inline std::optional<AffineView> affine_bitcast(const AffineView& v, const std::vector<std::int64_t>& in_dims, std::int64_t in_width,
-                                                std::int64_t out_width) {
-  if (in_width == out_width) return v;
+inline bool affine_bitcast(const AffineView& v, std::span<const std::int64_t> in_dims, std::int64_t in_width, std::int64_t out_width,
+                           AffineView& out) {
+  out.offset = v.offset;
+  if (in_width == out_width) {
+    out.modes = v.modes;
+    return true;
+  }
   if (out_width < in_width) {
-    if (in_width % out_width != 0) return std::nullopt;
-    AffineView out = v;
+    if (in_width % out_width != 0) return false;
+    out.modes = v.modes;
     out.modes.push_back(Mode{in_width / out_width, out_width});
     affine_detail::drop_unit_modes(out.modes);
-    return out;
+    return true;
   }
   const std::int64_t k = out_width / in_width;
-  if (out_width % in_width != 0 || in_dims.empty() || in_dims.back() != k) return std::nullopt;
-  const auto g = affine_detail::groups(v, in_dims);
-  if (!g) return std::nullopt;
-  const auto [begin, end] = g->back();
-  const auto minor = affine_detail::merged(std::vector<Mode>(v.modes.begin() + static_cast<std::ptrdiff_t>(begin),
-                                                              v.modes.begin() + static_cast<std::ptrdiff_t>(end)));
-  if (minor.size() != 1 || minor[0].stride != in_width) return std::nullopt;  // the k bytes must be adjacent
-  AffineView out{v.offset, std::vector<Mode>(v.modes.begin(), v.modes.begin() + static_cast<std::ptrdiff_t>(begin))};
-  return out;
+  if (out_width % in_width != 0 || in_dims.empty() || in_dims.back() != k) return false;
+  affine_detail::ModeGroups g;
+  if (!affine_detail::groups(v, in_dims, g)) return false;
+  const auto [begin, end] = g.back();
+  if (begin == end) return false;
+  // The k bytes must be adjacent: the minor dim's modes merge into one of stride in_width.
+  std::int64_t run = 1;
+  for (std::size_t i = end; i-- > begin;) {
+    if (v.modes[i].stride != in_width * run) return false;
+    run *= v.modes[i].size;
+  }
+  out.modes.assign(v.modes.begin(), v.modes.begin() + static_cast<std::ptrdiff_t>(begin));
+  return true;
 }
 
 // First byte of every element, row-major.
@@ -255,7 +276,7 @@ inline std::vector<std::int64_t> affine_offsets(const AffineView& v, std::int64_
 
 // The strided form of explicit offsets over `dims`, when there is one with one mode per dim (the
 // form views copied out of an instruction's movement come in); checked element by element.
-inline std::optional<AffineView> affine_from_offsets(const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& offsets) {
+inline std::optional<AffineView> affine_from_offsets(std::span<const std::int64_t> dims, const std::vector<std::int64_t>& offsets) {
   if (offsets.empty()) return std::nullopt;
   const auto strides = affine_detail::row_major_strides(dims);
   AffineView v{offsets[0], {}};
@@ -272,7 +293,7 @@ inline std::optional<AffineView> affine_from_offsets(const std::vector<std::int6
 // found innermost first: each takes the longest run of blocks that repeat the inner block at a
 // constant stride, without crossing a dim boundary (so they refine the dims). Nullopt when the
 // offsets have no strided form.
-inline std::optional<AffineView> affine_factorization(const std::vector<std::int64_t>& dims,
+inline std::optional<AffineView> affine_factorization(std::span<const std::int64_t> dims,
                                                       const std::vector<std::int64_t>& offsets) {
   const auto n = static_cast<std::int64_t>(offsets.size());
   std::int64_t count = 1;
@@ -282,7 +303,7 @@ inline std::optional<AffineView> affine_factorization(const std::vector<std::int
   std::int64_t suffix = 1;
   for (std::size_t d = dims.size(); d-- > 0;)
     if (dims[d] > 1) boundaries.push_back(suffix *= dims[d]);
-  std::vector<Mode> inner_first;
+  Modes inner_first;
   std::int64_t block = 1;  // elements covered by the modes found so far
   std::size_t next = 0;    // boundaries[next]: the next dim boundary
   while (block < n) {
@@ -300,7 +321,7 @@ inline std::optional<AffineView> affine_factorization(const std::vector<std::int
     inner_first.push_back(Mode{m, stride});
     block *= m;
   }
-  AffineView v{offsets[0], std::vector<Mode>(inner_first.rbegin(), inner_first.rend())};
+  AffineView v{offsets[0], Modes(inner_first.rbegin(), inner_first.rend())};
   if (affine_offsets(v, n) != offsets) return std::nullopt;
   return v;
 }

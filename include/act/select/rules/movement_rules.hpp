@@ -200,7 +200,8 @@ inline std::optional<ByteView> in_order_input(const ByteView& c_view, const Move
   } else if (wv != wi) {
     return std::nullopt;
   }
-  if (!affine_detail::groups(a, ms.input_type.dims)) return std::nullopt;  // the modes must refine the input's dims
+  affine_detail::ModeGroups groups;
+  if (!affine_detail::groups(a, ms.input_type.dims, groups)) return std::nullopt;  // the modes must refine the input's dims
   return ByteView{ms.input_type, {}, std::move(a)};
 }
 
@@ -221,11 +222,11 @@ inline std::optional<ByteView> strided_divide(const ByteView& c_view, const Move
   if (std::max(wv, wi) % g != 0) return std::nullopt;
   // Both views as modes of g-byte units, innermost first.
   auto units = [&](const AffineView& a) {
-    std::vector<Mode> m(a.modes.rbegin(), a.modes.rend());
+    Modes m(a.modes.rbegin(), a.modes.rend());
     if (wv > g) m.insert(m.begin(), Mode{wv / g, g});
     return m;
   };
-  const std::vector<Mode> cm = units(*c_view.affine), pm = units(*p_view.affine);
+  const Modes cm = units(*c_view.affine), pm = units(*p_view.affine);
   // Common refinement, innermost first: (size, C stride, P stride).
   struct Joint {
     std::int64_t size, c, p;
@@ -259,7 +260,7 @@ inline std::optional<ByteView> strided_divide(const ByteView& c_view, const Move
     expected *= m.size;
   }
   // Q over the input's elements: fold the k = wi / g units of one element (innermost, C stride g).
-  std::vector<Mode> q_inner_first;
+  Modes q_inner_first;
   for (const Joint& m : joint) q_inner_first.push_back(Mode{m.size, m.c});
   if (wi > g) {
     const std::int64_t k = wi / g;
@@ -267,8 +268,9 @@ inline std::optional<ByteView> strided_divide(const ByteView& c_view, const Move
     if (q_inner_first[0].size == k) q_inner_first.erase(q_inner_first.begin());
     else q_inner_first[0] = Mode{q_inner_first[0].size / k, wi};
   }
-  AffineView q{c_view.affine->offset, std::vector<Mode>(q_inner_first.rbegin(), q_inner_first.rend())};
-  if (!affine_detail::groups(q, ms.input_type.dims)) return std::nullopt;  // the modes must refine the input's dims
+  AffineView q{c_view.affine->offset, Modes(q_inner_first.rbegin(), q_inner_first.rend())};
+  affine_detail::ModeGroups groups;
+  if (!affine_detail::groups(q, ms.input_type.dims, groups)) return std::nullopt;  // the modes must refine the input's dims
   return ByteView{ms.input_type, {}, std::move(q)};
 }
 

@@ -17,11 +17,13 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "act/egraph/pattern.hpp"
@@ -70,6 +72,59 @@ inline std::optional<ClassView> first_input_view(const TensorGraph& g, const Sel
   return found;
 }
 
+// The view a movement node over class `child` is based on: the first of the child's first
+// kBasesLooked views over a kernel input, else its first; for a slice whose first views miss
+// every input, the first input view below (first_input_view) when there is one. Nullopt when the
+// child has no view (too large, a tuple).
+//
+// Remembered per (child, slice or not) while the e-graph's structure stands
+// (EGraph::structure_version): the rows of one value are its slices, matched one after another,
+// and on Gemmini compile_time kernel 84 these walks were 15 % of the compile. A walk reads
+// only the classes below `child`, so a remembered answer is the one a fresh walk would give.
+struct BaseViewMemo {
+  struct Entry {
+    egraph::Id child;
+    bool slice;
+    std::optional<ClassView> below;
+  };
+  const TensorGraph* graph = nullptr;
+  std::uint64_t version = 0;
+  std::vector<Entry> entries;
+};
+
+inline const std::optional<ClassView>& base_view(const TensorGraph& g, const SelectionContext& ctx, egraph::Id child,
+                                                 bool slice, BaseViewMemo& memo) {
+  constexpr std::size_t kEntriesKept = 64;
+  child = g.find(child);
+  if (memo.graph != &g || memo.version != g.structure_version() || memo.entries.size() >= kEntriesKept) {
+    memo.graph = &g;
+    memo.version = g.structure_version();
+    memo.entries.clear();
+  }
+  for (const BaseViewMemo::Entry& e : memo.entries)
+    if (e.child == child && e.slice == slice) return e.below;
+  std::optional<ClassView> first, on_input;
+  std::vector<egraph::Id> path;
+  auto look = [&](ClassView&& v) {
+    if (holds_input(g, v.base)) {
+      on_input = std::move(v);
+      return false;
+    }
+    if (!first) first = std::move(v);
+    return true;
+  };
+  for_each_class_view(g, ctx, child, 6, kBasesLooked, path, look);
+  if (!on_input && first && slice) {
+    // Only slices, and only the views on the path to the input: up to twelve whole views for
+    // every movement node without an input base cost AMX compile_time seed 3 kernel 60 about
+    // 25 ms more rewriting (a quarter) and a bigger e-graph, for the same programs.
+    std::size_t budget = 64;
+    on_input = first_input_view(g, ctx, child, 6, path, budget);
+  }
+  memo.entries.push_back(BaseViewMemo::Entry{child, slice, on_input ? std::move(on_input) : std::move(first)});
+  return memo.entries.back().below;
+}
+
 }  // namespace view_rule_detail
 
 inline TensorRewrite view_canonical_rule(SelectionContext& context) {
@@ -77,6 +132,7 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
   using Matcher = egraph::OpMatcher<TensorLanguage>;
   SelectionContext* ctx = &context;
   auto done = std::make_shared<std::vector<bool>>();
+  auto memo = std::make_shared<view_rule_detail::BaseViewMemo>();
   auto searcher = [](hlo::Opcode code) {
     TensorPatternBuilder p;
     const auto x = p.var("?x");
@@ -90,9 +146,9 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
       return s[m] >= done->size() || !(*done)[s[m]];
     };
   };
-  auto apply = [ctx, done](const TensorPattern& pattern) {
+  auto apply = [ctx, done, memo](const TensorPattern& pattern) {
     const egraph::Var m = pattern.slot("@m");
-    return [ctx, done, m](TensorGraph& g, Id cls, const egraph::Subst& s) {
+    return [ctx, done, memo, m](TensorGraph& g, Id cls, const egraph::Subst& s) {
       std::vector<Id> out;
       const Id node_id = s[m];
       if (done->size() <= node_id) done->resize(static_cast<std::size_t>(node_id) + 1, false);
@@ -105,27 +161,9 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
       for (Id n : g.class_nodes(child)) chain = chain || is_movement(g.node(n).op);
       if (!chain) return out;
       const Shape type = g.data(cls).type;
-      // The first of the child's first kBasesLooked views over a kernel input, else its first.
-      std::optional<ClassView> first, on_input;
-      std::vector<Id> path;
-      auto look = [&](ClassView&& v) {
-        if (holds_input(g, v.base)) {
-          on_input = std::move(v);
-          return false;
-        }
-        if (!first) first = std::move(v);
-        return true;
-      };
-      for_each_class_view(g, *ctx, child, 6, kBasesLooked, path, look);
-      if (!on_input && !first) return out;
-      if (!on_input && op.opcode == hlo::Opcode::Slice) {
-        // Only slices, and only the views on the path to the input: up to twelve whole views for
-        // every movement node without an input base cost AMX compile_time seed 3 kernel 60 about
-        // 25 ms more rewriting (a quarter) and a bigger e-graph, for the same programs.
-        std::size_t budget = 64;
-        on_input = view_rule_detail::first_input_view(g, *ctx, child, 6, path, budget);
-      }
-      const ClassView& below = on_input ? *on_input : *first;
+      const std::optional<ClassView>& base = view_rule_detail::base_view(g, *ctx, child, op.opcode == hlo::Opcode::Slice, *memo);
+      if (!base) return out;
+      const ClassView& below = *base;
       if (const auto view = apply_movement(*ctx, op, type, below.view))
         if (auto id = canonical_view(g, *ctx, below.base, *view)) out.push_back(*id);
       return out;
