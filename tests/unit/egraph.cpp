@@ -255,7 +255,37 @@ TEST_CASE("the structure version moves with unions and rebuilds, not with adds")
   CHECK(g.structure_version() == v2);
 }
 
-TEST_CASE("a chunked vector never moves an element as it grows, and a copy keeps growing") {
+TEST_CASE("a class is unchanged since a version until a union grows it or merges it away, or a rebuild runs") {
+  PlainGraph g;
+  Id a = g.add(sym("a"));
+  Id b = g.add(sym("b"));
+  Id c = g.add(sym("c"));
+  Id d = g.add(sym("d"));
+  Id ab = g.add(op(Kind::Add), {a, b});
+  const auto v0 = g.structure_version();
+  g.add(op(Kind::Mul), {a, c});  // adds change no existing class
+  CHECK(g.unchanged_since(a, v0));
+  REQUIRE(g.unite(c, d));  // a union elsewhere
+  CHECK(g.unchanged_since(a, v0));
+  CHECK(g.unchanged_since(ab, v0));
+  const Id survivor = g.find(c), merged = survivor == c ? d : c;
+  CHECK_FALSE(g.unchanged_since(survivor, v0));  // grown
+  CHECK_FALSE(g.unchanged_since(merged, v0));    // no longer canonical
+  const auto v1 = g.structure_version();
+  CHECK(g.unchanged_since(survivor, v1));
+  g.rebuild();  // work to do: every class may have been tidied
+  CHECK_FALSE(g.unchanged_since(a, v1));
+  const auto v2 = g.structure_version();
+  CHECK(g.unchanged_since(a, v2));
+  g.rebuild();  // nothing to do
+  CHECK(g.unchanged_since(a, v2));
+  // Copies are other e-graphs to a cache kept beside one.
+  const PlainGraph copy = g;
+  CHECK(copy.serial() != g.serial());
+  CHECK(copy.num_nodes() == g.num_nodes());
+}
+
+TEST_CASE("a chunked vector never moves an element as it grows, nor does a copy of it") {
   ChunkedVector<std::vector<int>, 2> v;  // chunks of 4
   std::vector<const std::vector<int>*> addresses;
   for (int i = 0; i < 11; ++i) {
@@ -267,9 +297,11 @@ TEST_CASE("a chunked vector never moves an element as it grows, and a copy keeps
     CHECK(&v[i] == addresses[i]);  // still where it was built
     CHECK(v[i] == std::vector<int>{static_cast<int>(i), static_cast<int>(i * i)});
   }
-  ChunkedVector<std::vector<int>, 2> copy = v;  // its last chunk has no spare capacity
+  ChunkedVector<std::vector<int>, 2> copy = v;
+  const std::vector<int>* last_copied = &copy[10];  // in a chunk with one free place
   for (int i = 11; i < 14; ++i) copy.emplace_back(std::vector<int>{i});
   REQUIRE(copy.size() == 14);
+  CHECK(&copy[10] == last_copied);  // the copy's growth moved nothing either
   CHECK(v.size() == 11);
   for (std::size_t i = 0; i < 11; ++i) CHECK(copy[i] == v[i]);
   CHECK(copy[13] == std::vector<int>{13});

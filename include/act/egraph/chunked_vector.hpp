@@ -18,6 +18,24 @@ class ChunkedVector {
  public:
   static constexpr std::size_t kChunk = std::size_t{1} << ChunkBits;
 
+  ChunkedVector() = default;
+  // A copy's chunks get a chunk's full capacity too, so growing the copy never moves its
+  // elements either (a copied std::vector has only the room its elements take).
+  ChunkedVector(const ChunkedVector& other) : size_(other.size_) {
+    chunks_.reserve(other.chunks_.capacity());
+    for (const std::vector<T>& chunk : other.chunks_) {
+      chunks_.emplace_back();
+      chunks_.back().reserve(kChunk);
+      chunks_.back().insert(chunks_.back().end(), chunk.begin(), chunk.end());
+    }
+  }
+  ChunkedVector(ChunkedVector&&) noexcept = default;
+  ChunkedVector& operator=(const ChunkedVector& other) {
+    if (this != &other) *this = ChunkedVector(other);
+    return *this;
+  }
+  ChunkedVector& operator=(ChunkedVector&&) noexcept = default;
+
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   // Room for the chunk table only: chunks are allocated as elements arrive.
@@ -32,8 +50,6 @@ class ChunkedVector {
       chunks_.emplace_back();
       chunks_.back().reserve(kChunk);  // filled to kChunk without reallocating
     }
-    // A copied chunk has no spare capacity: it reallocates while it is the last one, which
-    // moves its elements but keeps every index valid.
     T& added = chunks_.back().emplace_back(std::forward<Args>(args)...);
     ++size_;
     return added;

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -42,6 +43,26 @@ struct EClass {
   std::vector<Id> nodes;
   std::vector<Id> parents;
   Data data;
+};
+
+// A number no other e-graph of the process has, drawn again by a copy: lets a cache kept beside
+// an e-graph (view_rules.hpp) tell a new e-graph at the same address from the one it was filled on.
+class InstanceSerial {
+ public:
+  InstanceSerial() : value_(next()) {}
+  InstanceSerial(const InstanceSerial&) : value_(next()) {}
+  InstanceSerial& operator=(const InstanceSerial&) {
+    value_ = next();
+    return *this;
+  }
+  std::uint64_t value() const { return value_; }
+
+ private:
+  static std::uint64_t next() {
+    static std::atomic<std::uint64_t> counter{0};
+    return ++counter;
+  }
+  std::uint64_t value_;
 };
 
 template <Language L, class A = NoAnalysis>
@@ -120,6 +141,8 @@ class EGraph {
     union_find_.link(a, b);
     ++num_unions_;
     ++structure_version_;
+    if (grown_at_.size() <= a) grown_at_.resize(static_cast<std::size_t>(a) + 1, 0);
+    grown_at_[a] = structure_version_;
     --num_classes_;
     dirty_ = true;
     touched_.push_back(a);
@@ -143,6 +166,7 @@ class EGraph {
   std::size_t rebuild() {
     if (!dirty_) return 0;
     ++structure_version_;
+    rebuilt_at_ = structure_version_;
     std::size_t unions_before = num_unions_;
     while (!pending_.empty() || !analysis_pending_.empty()) {
       while (!pending_.empty()) {
@@ -250,8 +274,19 @@ class EGraph {
   // Changes whenever some existing class's nodes or canonical id may change (a successful
   // unite, a rebuild with work to do). `add` leaves it: a new node starts a new class, and no
   // existing node has it as a child. So whatever a walk down from existing classes finds holds
-  // while the version stands (view_rules.hpp caches such walks).
+  // while the version stands (view_rules.hpp stamps the walks it keeps with it).
   std::uint64_t structure_version() const { return structure_version_; }
+  // This e-graph among all of the process's, copies included (see InstanceSerial).
+  std::uint64_t serial() const { return serial_.value(); }
+  // Whether class `cls`, canonical at structure version `version`, still is and still holds the
+  // nodes it held then: no union has grown it or merged it away, and no rebuild has run since.
+  // Finer than comparing versions: a walk that read a few classes stays valid through unions
+  // elsewhere (view_rules.hpp remembers such walks across the unions of one rule's matches).
+  bool unchanged_since(Id cls, std::uint64_t version) const {
+    check_id(cls);
+    if (rebuilt_at_ > version || union_find_.find(cls) != cls) return false;
+    return cls >= grown_at_.size() || grown_at_[cls] <= version;
+  }
 
   const A& analysis() const { return analysis_; }
   A& analysis() { return analysis_; }
@@ -414,6 +449,9 @@ class EGraph {
   std::size_t num_classes_ = 0;
   std::size_t num_unions_ = 0;
   std::uint64_t structure_version_ = 0;
+  std::vector<std::uint64_t> grown_at_;      // per id: the structure version of its last union as survivor
+  std::uint64_t rebuilt_at_ = 0;             // the structure version of the last rebuild with work to do
+  InstanceSerial serial_;
   bool dirty_ = false;
 };
 

@@ -139,8 +139,16 @@ class Pattern {
   // True for a slot holding a node id: a capture (searcher) or a reused capture (right-hand side).
   bool is_capture(Var v) const { return v.index < slot_kinds_.size() && slot_kinds_[v.index] != SlotKind::Variable; }
   std::optional<Var> find_slot(std::string_view name) const {
+    // Rule conditions look slots up by name at every match; the names are a few characters
+    // ("?x", "@dot"), so a plain loop beats a memcmp call per name.
+    const auto same = [name](const std::string& n) {
+      if (n.size() != name.size()) return false;
+      for (std::size_t k = 0; k < n.size(); ++k)
+        if (n[k] != name[k]) return false;
+      return true;
+    };
     for (std::size_t i = 0; i < slot_names_.size(); ++i)
-      if (slot_names_[i] == name) return Var{static_cast<std::uint32_t>(i)};
+      if (same(slot_names_[i])) return Var{static_cast<std::uint32_t>(i)};
     return std::nullopt;
   }
   // The slot called `name` ("?x" or a capture name); an act::Error if there is none.

@@ -27,7 +27,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +39,7 @@
 #include "act/core/dtype.hpp"
 #include "act/core/literal.hpp"
 #include "act/core/shape.hpp"
+#include "act/egraph/chunked_vector.hpp"
 #include "act/egraph/id.hpp"
 #include "act/egraph/language.hpp"
 #include "act/hlo/module.hpp"
@@ -131,23 +132,41 @@ class NodeAttributesTable {
  public:
   NodeAttributesTable() { intern(NodeAttributes{}); }
 
+  // Open addressing over the records' hashes (linear probing, at most half full): every rule
+  // that builds a node interns its attributes, and a node-based hash map cost a few percent of
+  // a compile.
   std::uint32_t intern(const NodeAttributes& a) {
     const std::uint64_t h = a.hash();
-    auto [first, last] = by_hash_.equal_range(h);
-    for (auto it = first; it != last; ++it)
-      if (records_[it->second] == a) return it->second;
+    if (2 * (records_.size() + 1) > slots_.size()) grow();
+    std::size_t i = h & (slots_.size() - 1);
+    for (; slots_[i] != 0; i = (i + 1) & (slots_.size() - 1)) {
+      const std::uint32_t id = slots_[i] - 1;
+      if (hashes_[id] == h && records_[id] == a) return id;
+    }
     const auto id = static_cast<std::uint32_t>(records_.size());
-    records_.push_back(a);
-    by_hash_.emplace(h, id);
+    records_.emplace_back(a);
+    hashes_.push_back(h);
+    slots_[i] = id + 1;
     return id;
   }
-  // Stable reference: records live in a deque, so interning more never moves them.
+  // Stable reference: records live in chunks, so interning more never moves them.
   const NodeAttributes& operator[](std::uint32_t id) const { return records_[id]; }
   std::size_t size() const { return records_.size(); }
 
  private:
-  std::deque<NodeAttributes> records_;
-  std::unordered_multimap<std::uint64_t, std::uint32_t> by_hash_;
+  void grow() {
+    std::vector<std::uint32_t> slots(std::max<std::size_t>(64, 2 * slots_.size()), 0);
+    for (std::uint32_t id = 0; id < records_.size(); ++id) {
+      std::size_t i = hashes_[id] & (slots.size() - 1);
+      while (slots[i] != 0) i = (i + 1) & (slots.size() - 1);
+      slots[i] = id + 1;
+    }
+    slots_ = std::move(slots);
+  }
+
+  egraph::ChunkedVector<NodeAttributes> records_;
+  std::vector<std::uint64_t> hashes_;  // per record
+  std::vector<std::uint32_t> slots_;   // record id + 1, or 0 for an empty slot; a power of two long
 };
 
 // The operator payload of an e-node.

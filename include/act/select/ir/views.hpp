@@ -262,14 +262,18 @@ class ClassViewSink {
   bool (*call_)(void*, ClassView&&);
 };
 
+// With `visited`, every class whose nodes the walk reads is appended to it (what its answer
+// depends on, besides types: view_rules.hpp remembers walks until one of those classes changes).
 inline bool for_each_class_view(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls, int depth,
-                                std::size_t limit, std::vector<egraph::Id>& path, ClassViewSink sink) {
+                                std::size_t limit, std::vector<egraph::Id>& path, ClassViewSink sink,
+                                std::vector<egraph::Id>* visited = nullptr) {
   cls = g.find(cls);
   const Shape& type = g.data(cls).type;
   if (type.is_tuple || type.element_count() > kMaxViewElements) return true;
   std::size_t count = 0;  // views of this class handed on so far
   bool go_on = true;
   path.push_back(cls);
+  if (visited) visited->push_back(cls);
   if (depth > 0) {
     for (egraph::Id n : g.class_nodes(cls)) {
       if (count >= limit || !go_on) break;
@@ -284,7 +288,7 @@ inline bool for_each_class_view(const TensorGraph& g, const SelectionContext& ct
         }
         return go_on && count < limit;
       };
-      for_each_class_view(g, ctx, child, depth - 1, limit, path, through_node);
+      for_each_class_view(g, ctx, child, depth - 1, limit, path, through_node, visited);
     }
   }
   path.pop_back();
@@ -587,8 +591,7 @@ inline std::optional<CanonicalChain> canonical_chain(const Shape& base, const By
 // or nullopt when the view has none.
 inline std::optional<egraph::Id> canonical_view(TensorGraph& g, SelectionContext& ctx, egraph::Id base,
                                                 const ByteView& view) {
-  const Shape base_type = g.data(base).type;
-  const auto chain = canonical_chain(base_type, view);
+  const auto chain = canonical_chain(g.data(base).type, view);  // (adds below never move class data)
   if (!chain) return std::nullopt;
   using hlo::Opcode;
   TensorBuilder b(g, ctx);

@@ -32,6 +32,7 @@
 #include <fmt/format.h>
 
 #include "act/hlo/semantics_outline.hpp"
+#include "act/isa/derived_facts.hpp"
 #include "act/select/rules/axioms.hpp"
 #include "act/select/rules/constant_rules.hpp"
 #include "act/select/rules/identity_rules.hpp"
@@ -141,8 +142,12 @@ struct InstructionFacts {
   bool transposes = false;                      // rule_set_detail::some_instruction_transposes
 };
 
-inline InstructionFacts instruction_facts(const isa::IsaView& isa) {
-  return {rule_set_detail::binary_operators_over_inputs(isa), rule_set_detail::some_instruction_transposes(isa)};
+// Read once per process and description (isa/derived_facts.hpp): every rule set asks.
+inline const InstructionFacts& instruction_facts(const isa::IsaView& isa) {
+  static isa::PerIsaCache<InstructionFacts> cache;
+  return *cache.get(isa, [](const isa::IsaView& d) {
+    return InstructionFacts{rule_set_detail::binary_operators_over_inputs(d), rule_set_detail::some_instruction_transposes(d)};
+  });
 }
 
 // Indices of the axioms the filter keeps (see the header comment), ascending.

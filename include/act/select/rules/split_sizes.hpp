@@ -30,15 +30,17 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "act/core/error.hpp"
 #include "act/hlo/parser.hpp"
+#include "act/isa/derived_facts.hpp"
 #include "act/isa/semantics.hpp"
 #include "act/isa/description.hpp"
 #include "act/sym/expr.hpp"
@@ -252,13 +254,32 @@ class SplitSizes {
     v.erase(std::unique(v.begin(), v.end()), v.end());
   }
 
+  // The extents of one instruction's dimension expressions, by text: its semantics repeat the
+  // same few expressions on every node, and each reading evaluates up to kMaxSize values.
+  using ExtentsByText = std::map<std::string, std::vector<std::int64_t>, std::less<>>;
+
   // The values dim `d` of `i` takes as alpha ranges over its feasible values (sorted, unique).
-  static std::vector<std::int64_t> extents(const isa::Instruction& inst, const std::vector<std::vector<std::int64_t>>& feasible,
-                                           const hlo::Instruction& i, std::size_t d) {
-    const std::string text = d < i.dimension_expressions.size() ? i.dimension_expressions[d] : std::string();
-    if (text.empty()) return {i.shape.dims[d]};
+  static const std::vector<std::int64_t>& extents(const isa::Instruction& inst,
+                                                  const std::vector<std::vector<std::int64_t>>& feasible,
+                                                  const hlo::Instruction& i, std::size_t d, ExtentsByText& known) {
+    const std::string_view text = d < i.dimension_expressions.size() ? std::string_view(i.dimension_expressions[d]) : std::string_view();
+    if (text.empty()) {
+      std::vector<std::int64_t>& literal = known[fmt::format("#{}", i.shape.dims[d])];  // '#' is no expression's first character
+      literal = {i.shape.dims[d]};
+      return literal;
+    }
+    if (const auto it = known.find(text); it != known.end()) return it->second;
+    return known[std::string(text)] = read_extents(inst, feasible, text);
+  }
+
+  static std::vector<std::int64_t> read_extents(const isa::Instruction& inst, const std::vector<std::vector<std::int64_t>>& feasible,
+                                                std::string_view text) {
     const sym::ParseResult parsed = sym::try_parse(text);
     if (!parsed.ok()) return {};
+    // A dim that is one alpha takes exactly that alpha's feasible values (ascending, in range).
+    if (parsed.expr.count == 1 && parsed.expr.top().op == sym::Op::Var)
+      if (const auto a = std::find(inst.alpha.begin(), inst.alpha.end(), parsed.expr.top().name); a != inst.alpha.end())
+        return feasible[static_cast<std::size_t>(a - inst.alpha.begin())];
     std::vector<std::size_t> used;
     for (std::string_view id : sym::free_identifiers(parsed.expr)) {
       const auto a = std::find(inst.alpha.begin(), inst.alpha.end(), id);
@@ -308,20 +329,13 @@ class SplitSizes {
   void record(SplitRole role, hlo::Opcode opcode, DType t, const std::vector<std::int64_t>& values, std::size_t rank = 0) {
     if (values.empty()) return;
     merge_into(sizes_[Key{role, opcode, t, rank}], values);
-    if (role != SplitRole::Rows) {
-      auto& own = instruction_[Key{role, opcode, t, rank}];
-      own.insert(own.end(), values.begin(), values.end());  // sorted and deduplicated once recorded
-    }
+    if (role != SplitRole::Rows) merge_into(instruction_[Key{role, opcode, t, rank}], values);
   }
 
   void add_instruction(const isa::Instruction& inst) {
     instruction_.clear();
     add_semantics(inst);
-    for (auto& [key, values] : instruction_) {
-      std::sort(values.begin(), values.end());
-      values.erase(std::unique(values.begin(), values.end()), values.end());
-      per_instruction_[key].push_back(std::move(values));
-    }
+    for (auto& [key, values] : instruction_) per_instruction_[key].push_back(std::move(values));
   }
 
   void add_semantics(const isa::Instruction& inst) {
@@ -332,6 +346,7 @@ class SplitSizes {
       return;  // validation reports malformed semantics; nothing to learn here
     }
     const std::vector<std::vector<std::int64_t>> feasible = feasible_alpha(inst);
+    ExtentsByText known;
     const hlo::Computation& entry = m->entry_computation();
     for (const hlo::Instruction& i : entry.instructions) {
       if (i.shape.is_tuple) continue;
@@ -347,22 +362,22 @@ class SplitSizes {
         for (std::size_t k = 0; k < lhs.shape.dims.size(); ++k) {
           const auto kk = static_cast<std::int64_t>(k);
           if (std::find(d.lhs_contracting.begin(), d.lhs_contracting.end(), kk) != d.lhs_contracting.end())
-            record(SplitRole::DotContracting, hlo::Opcode::Copy, t, extents(inst, feasible, lhs, k));
+            record(SplitRole::DotContracting, hlo::Opcode::Copy, t, extents(inst, feasible, lhs, k, known));
           else if (!used(d.lhs_batch, d.lhs_contracting, kk))
-            record(SplitRole::DotLhsFree, hlo::Opcode::Copy, t, extents(inst, feasible, lhs, k));
+            record(SplitRole::DotLhsFree, hlo::Opcode::Copy, t, extents(inst, feasible, lhs, k, known));
         }
         for (std::size_t k = 0; k < rhs.shape.dims.size(); ++k)
           if (!used(d.rhs_batch, d.rhs_contracting, static_cast<std::int64_t>(k)))
-            record(SplitRole::DotRhsFree, hlo::Opcode::Copy, t, extents(inst, feasible, rhs, k));
+            record(SplitRole::DotRhsFree, hlo::Opcode::Copy, t, extents(inst, feasible, rhs, k, known));
         continue;
       }
       if (i.operands.empty() || i.opcode == hlo::Opcode::Parameter || i.opcode == hlo::Opcode::Constant) continue;
       const DType t = i.shape.dtype;
-      if (!i.shape.dims.empty()) record(SplitRole::Rows, i.opcode, t, extents(inst, feasible, i, 0), i.shape.dims.size());
+      if (!i.shape.dims.empty()) record(SplitRole::Rows, i.opcode, t, extents(inst, feasible, i, 0, known), i.shape.dims.size());
       {
         // A scalar result, or a width not read off the description, computes any width.
         const std::vector<std::int64_t> widths =
-            i.shape.dims.empty() ? std::vector<std::int64_t>{} : extents(inst, feasible, i, i.shape.dims.size() - 1);
+            i.shape.dims.empty() ? std::vector<std::int64_t>{} : extents(inst, feasible, i, i.shape.dims.size() - 1, known);
         const std::int64_t narrowest = widths.empty() ? 1 : widths.front();
         auto [at, fresh] = narrowest_.try_emplace(Key{SplitRole::Rows, i.opcode, t}, narrowest);
         if (!fresh) at->second = std::min(at->second, narrowest);
@@ -370,7 +385,7 @@ class SplitSizes {
       if (i.opcode == hlo::Opcode::Multiply) {  // a dot with contracting extent 1
         record(SplitRole::DotContracting, hlo::Opcode::Copy, t, {1});
         for (std::size_t k = 0; k < i.shape.dims.size(); ++k) {
-          const auto e = extents(inst, feasible, i, k);
+          const auto& e = extents(inst, feasible, i, k, known);
           record(SplitRole::DotLhsFree, hlo::Opcode::Copy, t, e);
           record(SplitRole::DotRhsFree, hlo::Opcode::Copy, t, e);
         }
@@ -383,19 +398,15 @@ class SplitSizes {
   std::map<Key, RowExtents> rows_;  // key rank 0
   std::map<Key, std::int64_t> narrowest_;  // Rows, key rank 0: the smallest last extent of a result
   std::map<Key, std::vector<std::vector<std::int64_t>>> per_instruction_;  // dot roles: sorted extents per instruction
-  std::map<Key, std::vector<std::int64_t>> instruction_;  // the instruction being recorded
+  std::map<Key, std::vector<std::int64_t>> instruction_;  // the instruction being recorded (sorted, unique)
 };
 
-// The split sizes of `isa`, computed once per process (descriptions are static data: their
-// instruction array identifies them). Reading the sizes tries every alpha value up to kMaxSize.
+// The split sizes of `isa`, computed once per process and description (isa/derived_facts.hpp).
+// Reading the sizes tries every alpha value up to kMaxSize.
 inline std::shared_ptr<const SplitSizes> split_sizes_of(const isa::IsaView& isa) {
-  static std::mutex mutex;
-  static std::map<const void*, std::shared_ptr<const SplitSizes>> cache;
+  static isa::PerIsaCache<SplitSizes> cache;
   if (isa.instructions.empty()) return std::make_shared<const SplitSizes>();
-  const std::lock_guard lock(mutex);
-  auto& slot = cache[isa.instructions.data()];
-  if (!slot) slot = std::make_shared<const SplitSizes>(isa);
-  return slot;
+  return cache.get(isa, [](const isa::IsaView& d) { return SplitSizes(d); });
 }
 
 }  // namespace act::select

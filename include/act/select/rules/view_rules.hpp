@@ -23,6 +23,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -48,20 +49,22 @@ namespace view_rule_detail {
 // entered: the cheap form of class_views with no limit, for reads whose first bases miss every
 // input.
 inline std::optional<ClassView> first_input_view(const TensorGraph& g, const SelectionContext& ctx, egraph::Id cls,
-                                                 int depth, std::vector<egraph::Id>& path, std::size_t& budget) {
+                                                 int depth, std::vector<egraph::Id>& path, std::size_t& budget,
+                                                 std::vector<egraph::Id>* visited = nullptr) {
   cls = g.find(cls);
   const Shape& type = g.data(cls).type;
   if (type.is_tuple || type.element_count() > kMaxViewElements || budget == 0) return std::nullopt;
   --budget;
   std::optional<ClassView> found;
   path.push_back(cls);
+  if (visited) visited->push_back(cls);
   if (depth > 0)
     for (egraph::Id n : g.class_nodes(cls)) {
       const auto node = g.node(n);
       if (!is_movement(node.op) || node.children.size() != 1) continue;
       const egraph::Id child = g.find(node.children[0]);
       if (std::find(path.begin(), path.end(), child) != path.end()) continue;
-      if (auto below = first_input_view(g, ctx, child, depth - 1, path, budget))
+      if (auto below = first_input_view(g, ctx, child, depth - 1, path, budget, visited))
         if (auto v = apply_movement(ctx, node.op, type, below->view)) {
           found = ClassView{below->base, std::move(*v)};
           break;
@@ -77,34 +80,41 @@ inline std::optional<ClassView> first_input_view(const TensorGraph& g, const Sel
 // every input, the first input view below (first_input_view) when there is one. Nullopt when the
 // child has no view (too large, a tuple).
 //
-// Remembered per (child, slice or not) while the e-graph's structure stands
-// (EGraph::structure_version): the rows of one value are its slices, matched one after another,
-// and on Gemmini compile_time kernel 84 these walks were 15 % of the compile. A walk reads
-// only the classes below `child`, so a remembered answer is the one a fresh walk would give.
+// Remembered per (child, slice or not) until a class the walk read changes
+// (EGraph::unchanged_since): the rows of one value are its slices, matched one after another,
+// and on Gemmini compile_time kernel 84 these walks were 15 % of the compile. A walk reads the
+// nodes of the classes it visits and the types below `child` (which unions keep), so while
+// those classes stand a remembered answer is the one a fresh walk would give. The unions the
+// rule's own matches make elsewhere leave it standing: checking a version of the whole e-graph
+// instead kept one walk in six.
 struct BaseViewMemo {
   struct Entry {
-    egraph::Id child;
-    bool slice;
+    std::uint64_t version = 0;         // the e-graph's structure version when walked
+    std::vector<egraph::Id> visited;   // the classes whose nodes the walk read
     std::optional<ClassView> below;
   };
-  const TensorGraph* graph = nullptr;
-  std::uint64_t version = 0;
-  std::vector<Entry> entries;
+  std::uint64_t graph = 0;  // EGraph::serial of the e-graph the entries describe
+  std::unordered_map<std::uint64_t, Entry> entries;  // by child class * 2 + slice
+  std::vector<egraph::Id> path;  // the walks' scratch list, kept for its capacity
 };
 
 inline const std::optional<ClassView>& base_view(const TensorGraph& g, const SelectionContext& ctx, egraph::Id child,
                                                  bool slice, BaseViewMemo& memo) {
-  constexpr std::size_t kEntriesKept = 64;
   child = g.find(child);
-  if (memo.graph != &g || memo.version != g.structure_version() || memo.entries.size() >= kEntriesKept) {
-    memo.graph = &g;
-    memo.version = g.structure_version();
+  if (memo.graph != g.serial()) {
+    memo.graph = g.serial();
     memo.entries.clear();
   }
-  for (const BaseViewMemo::Entry& e : memo.entries)
-    if (e.child == child && e.slice == slice) return e.below;
+  BaseViewMemo::Entry& entry = memo.entries[std::uint64_t{child} * 2 + (slice ? 1 : 0)];
+  if (!entry.visited.empty() &&
+      std::all_of(entry.visited.begin(), entry.visited.end(), [&](egraph::Id c) { return g.unchanged_since(c, entry.version); }))
+    return entry.below;
+  entry.version = g.structure_version();
+  entry.visited.clear();
+  entry.visited.reserve(8);
   std::optional<ClassView> first, on_input;
-  std::vector<egraph::Id> path;
+  std::vector<egraph::Id>& path = memo.path;
+  path.clear();
   auto look = [&](ClassView&& v) {
     if (holds_input(g, v.base)) {
       on_input = std::move(v);
@@ -113,16 +123,16 @@ inline const std::optional<ClassView>& base_view(const TensorGraph& g, const Sel
     if (!first) first = std::move(v);
     return true;
   };
-  for_each_class_view(g, ctx, child, 6, kBasesLooked, path, look);
+  for_each_class_view(g, ctx, child, 6, kBasesLooked, path, look, &entry.visited);
   if (!on_input && first && slice) {
     // Only slices, and only the views on the path to the input: up to twelve whole views for
     // every movement node without an input base cost AMX compile_time seed 3 kernel 60 about
     // 25 ms more rewriting (a quarter) and a bigger e-graph, for the same programs.
     std::size_t budget = 64;
-    on_input = first_input_view(g, ctx, child, 6, path, budget);
+    on_input = first_input_view(g, ctx, child, 6, path, budget, &entry.visited);
   }
-  memo.entries.push_back(BaseViewMemo::Entry{child, slice, on_input ? std::move(on_input) : std::move(first)});
-  return memo.entries.back().below;
+  entry.below = on_input ? std::move(on_input) : std::move(first);
+  return entry.below;
 }
 
 }  // namespace view_rule_detail
@@ -160,7 +170,7 @@ inline TensorRewrite view_canonical_rule(SelectionContext& context) {
       bool chain = false;
       for (Id n : g.class_nodes(child)) chain = chain || is_movement(g.node(n).op);
       if (!chain) return out;
-      const Shape type = g.data(cls).type;
+      const Shape& type = g.data(cls).type;  // read before canonical_view adds nodes
       const std::optional<ClassView>& base = view_rule_detail::base_view(g, *ctx, child, op.opcode == hlo::Opcode::Slice, *memo);
       if (!base) return out;
       const ClassView& below = *base;

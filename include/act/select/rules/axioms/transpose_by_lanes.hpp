@@ -32,6 +32,7 @@
 #include <fmt/format.h>
 
 #include "act/hlo/semantics_outline.hpp"
+#include "act/isa/derived_facts.hpp"
 #include "act/select/rules/axioms/elementwise.hpp"
 #include "act/select/rules/axioms/slicing.hpp"
 #include "act/select/rules/axioms/support.hpp"
@@ -47,7 +48,7 @@ struct LaneBlendType {
   std::vector<std::int64_t> lanes;  // empty: any width (no ISA)
 };
 
-inline std::vector<LaneBlendType> types_transposed_by_lanes(const isa::IsaView& isa) {
+inline std::vector<LaneBlendType> read_types_transposed_by_lanes(const isa::IsaView& isa) {
   if (isa.instructions.empty()) return {{DType::f32, {}}, {DType::bf16, {}}, {DType::f16, {}}, {DType::f64, {}}};
   std::vector<DType> broadcasts, transposes;
   std::vector<std::pair<DType, std::int64_t>> selects;  // dtype, lanes of a literal [1, m] select
@@ -73,6 +74,12 @@ inline std::vector<LaneBlendType> types_transposed_by_lanes(const isa::IsaView& 
     if (!type.lanes.empty()) out.push_back(std::move(type));
   }
   return out;
+}
+
+// read_types_transposed_by_lanes, once per process and description (isa/derived_facts.hpp).
+inline const std::vector<LaneBlendType>& types_transposed_by_lanes(const isa::IsaView& isa) {
+  static isa::PerIsaCache<std::vector<LaneBlendType>> cache;
+  return *cache.get(isa, read_types_transposed_by_lanes);
 }
 
 // Whether the axiom acts on a transpose of x: rank 2, at most kMaxTransposedElements, a type it

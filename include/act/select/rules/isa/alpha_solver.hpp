@@ -132,6 +132,14 @@ inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& i
       held();
     }
   }
+  // The rest depends on alpha alone, and a search meets the same few alpha tuples thousands of
+  // times: its verdict is remembered per tuple (a diagnosis, asking why, always reads it afresh).
+  if (!why)
+    if (const auto known = info.alpha_valid.find(values); known != info.alpha_valid.end())
+      return known->second ? std::optional(std::move(values)) : std::nullopt;
+  const auto remember = [&](bool valid) {
+    if (!why) info.alpha_valid.emplace(values, valid);
+  };
   const auto alpha_text = [&] {
     std::vector<std::string> parts;
     for (std::size_t a = 0; a < values.size(); ++a) parts.push_back(fmt::format("{} = {}", inst.alpha[a], values[a]));
@@ -142,6 +150,7 @@ inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& i
     const auto r = sym::try_evaluate(info.parsed_alpha_constraints[k]->expr, bindings);
     if (!r.ok() || r.value == 0) {
       if (why) why->on_constraint = true;
+      remember(false);
       return miss([&] { return fmt::format("constraint '{}' does not hold for {}", constraint, alpha_text()); });
     }
     held();
@@ -150,6 +159,7 @@ inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& i
     const auto r = sym::try_evaluate(info.parsed_slice_bounds[k]->expr, bindings);
     if (!r.ok() || r.value == 0) {
       if (why) why->on_constraint = true;
+      remember(false);
       return miss([&] {
         return fmt::format("a data slice exceeds its buffer: '{}' does not hold for {}", info.slice_bounds[k], alpha_text());
       });
@@ -157,12 +167,15 @@ inline std::optional<std::vector<std::int64_t>> solve_alpha(const IsaRuleInfo& i
     // Not counted as held: the bounds are the buffers' and hold for every match that fits, so
     // counting them would rank such matches above others only by their number of slices.
   }
-  if (!beta_satisfiable(info, context, inst, values))
+  if (!beta_satisfiable(info, context, inst, values)) {
+    remember(false);
     return miss([&] {
       return fmt::format("no addressing attributes within the buffers satisfy '{}' for {}",
                          fmt::join(info.beta_constraints, "', '"), alpha_text());
     });
+  }
   held();
+  remember(true);
   return values;
 }
 

@@ -99,6 +99,9 @@ struct IsaRuleInfo {
   std::vector<IsaPatternVariant> variants;
   // Whether beta constraints are satisfiable, per alpha tuple (filled lazily).
   mutable std::map<std::vector<std::int64_t>, bool> beta_satisfiable;
+  // Whether the alpha constraints, slice bounds and beta constraints all hold, per alpha tuple
+  // (filled lazily by solve_alpha).
+  mutable std::map<std::vector<std::int64_t>, bool> alpha_valid;
 };
 
 struct IsaRuleSet {
