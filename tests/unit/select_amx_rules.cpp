@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "act/hlo/parser.hpp"
 #include "act/isa/amx.hpp"
+#include "act/isa/derived_facts.hpp"
 #include "act/select/init/kernel_graph.hpp"
 #include "act/select/ir/term_to_hlo.hpp"
 #include "act/testing/catch2.hpp"
@@ -639,6 +641,30 @@ TEST_CASE("split sizes come from the ISA's semantics: rows a vector instruction 
   CHECK_FALSE(select::SplitSizes().narrower_than_computed(hlo::Opcode::Maximum, DType::f32, 1));
   CHECK(select::SplitSizes().split_point(SplitRole::Rows, DType::f32, 6, hlo::Opcode::Multiply) == 3);
   CHECK_FALSE(select::SplitSizes().split_point(SplitRole::Rows, DType::f32, 7, hlo::Opcode::Multiply).has_value());
+}
+
+// Facts read off a description are kept once per process (isa/derived_facts.hpp), and a
+// description built at run time where another was is told apart by its text.
+TEST_CASE("a per-ISA cache computes once per description and tells two at one address apart", "[amx]") {
+  std::array<isa::Instruction, 1> instructions{};
+  instructions[0].name = "first";
+  instructions[0].semantics = "ENTRY e { ROOT p = s8[1] parameter(0) }";
+  isa::IsaView view;
+  view.instructions = instructions;
+  isa::PerIsaCache<std::string> cache;
+  int computed = 0;
+  const auto first_name = [&computed](const isa::IsaView& d) {
+    ++computed;
+    return std::string(d.instructions[0].name);
+  };
+  CHECK(*cache.get(view, first_name) == "first");
+  CHECK(*cache.get(view, first_name) == "first");
+  CHECK(computed == 1);
+  instructions[0].name = "second";  // the same array at the same address, other text
+  CHECK(*cache.get(view, first_name) == "second");
+  CHECK(computed == 2);
+  // The split sizes of a built-in description are read once and shared.
+  CHECK(select::split_sizes_of(isa::view<isa::Amx>()) == select::split_sizes_of(isa::view<isa::Amx>()));
 }
 
 // Module 1 tells which transposed computed values meet, pushed inward, row pieces narrower than
